@@ -1,0 +1,57 @@
+# The two commands: `make all` (rebuild every table and figure) and `make test`.
+# PROFILE=smoke|cpu|paper (default cpu) is passed to every notebook as papermill's `profile`.
+PROFILE ?= cpu
+VENV ?= .venv
+PYTHON ?= python3
+# On a CPU box torch comes in as this CPU build; a torch already in the venv is kept, and a
+# CUDA torch in $(PYTHON)'s environment is inherited (the venv then sees system packages).
+TORCH_SPEC ?= torch==2.13.0
+PY := $(VENV)/bin/python
+
+NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
+LIB := $(wildcard paper_lib/*.py)
+EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
+
+.PHONY: all test bench venv check-profile report lint clean help $(NOTEBOOKS)
+.DELETE_ON_ERROR:
+
+all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at $(PROFILE)
+
+help:
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
+
+$(VENV)/.installed: pyproject.toml
+	@if [ ! -x $(PY) ]; then \
+	  if $(PYTHON) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then \
+	    echo "CUDA torch found in $(PYTHON): the venv inherits it"; $(PYTHON) -m venv --system-site-packages $(VENV); \
+	  else $(PYTHON) -m venv $(VENV); fi; fi
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[dev]"
+	@touch $@
+
+venv: $(VENV)/.installed  ## create .venv and install paper_lib with its dependencies
+
+check-profile: | venv
+	@$(PY) -m paper_lib.profiles $(PROFILE)
+
+# One target per notebook; it reruns only when its source or paper_lib changed.
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv check-profile
+	$(PY) -m paper_lib.notebooks $< --profile $(PROFILE)
+
+$(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
+
+report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
+	@if [ -f paper_lib/report.py ]; then $(PY) -m paper_lib.report --profile $(PROFILE); fi
+
+test: | venv  ## unit tests plus every notebook at the smoke profile
+	$(PY) -m pytest -q tests
+
+bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
+	$(PY) benchmarks/bench_ema.py
+
+lint: | venv
+	$(PY) -m ruff check paper_lib notebooks tests benchmarks
+
+clean:  ## remove build outputs (keeps .venv, data/ caches and the committed figures)
+	rm -rf build

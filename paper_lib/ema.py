@@ -1,0 +1,253 @@
+"""EMA trace banks: the fixed-decay recurrent context that the paper studies.
+
+For every timescale ``s`` with a fixed rate ``alpha_s`` in (0, 1] (the brief, "EMA trace"):
+
+    h_t^(s) = (1 - alpha_s) * h_{t-1}^(s) + alpha_s * x_t,     h_0^(s) = 0
+
+The paper's SPEN uses ``alpha = (0.5, 0.1, 0.02)`` (fast, medium, slow), exported here as
+``PAPER_ALPHAS``.
+
+Three implementations of one operator, which agree to float tolerance (``tests/test_ema.py``):
+
+- :func:`ema_reference`: the plain recurrence, one time step at a time. Obviously correct,
+  slow under autograd (a T-step graph).
+- :func:`ema_traces`: the fast path. Within a chunk of ``chunk_size`` steps the recurrence
+  is a small lower-triangular Toeplitz matmul (kernel ``alpha (1 - alpha)^k``, as in Mega's
+  ``MultiHeadEMA``); chunk boundaries are joined by a scan over ``T / chunk_size`` carries,
+  and one matmul per direction writes every output. Its backward is the adjoint of the same
+  operator, run backwards in time (a custom :class:`torch.autograd.Function`), so neither
+  direction builds a T-step autograd graph.
+- :class:`EMATraces`: the module, with a streaming form that carries the state across
+  chunks of a long sequence and equals the one-shot result.
+
+Shapes: input ``x`` is ``(B, T, D)``; the traces are ``(B, T, S, D)`` with ``S`` the number
+of alphas; states are ``(B, S, D)``. ``causal=True`` shifts the traces by one step so that
+the trace at ``t`` holds only ``x_{<t}`` (what a next-token predictor may read).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+
+PAPER_ALPHAS: tuple[float, ...] = (0.5, 0.1, 0.02)
+"""The three rates of the paper's SPEN (fast, medium, slow), the brief's Experiment 2."""
+
+DEFAULT_CHUNK = 32
+
+
+def check_alphas(alphas: Sequence[float] | Tensor) -> Tensor:
+    """Return ``alphas`` as a 1-D float64 tensor, or raise if any lies outside (0, 1].
+
+    Raises:
+        ValueError: empty, not 1-D, or a value outside (0, 1] (NaN included).
+    """
+    a = torch.as_tensor(alphas, dtype=torch.float64).detach().cpu()
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1 or a.numel() == 0:
+        raise ValueError(f"alphas must be a non-empty 1-D sequence, got shape {tuple(a.shape)}")
+    bad = [float(v) for v in a if not (0.0 < float(v) <= 1.0)]
+    if bad:
+        raise ValueError(f"alpha must lie in (0, 1], got {bad[0]!r} (alphas={a.tolist()})")
+    return a
+
+
+def _check_x(x: Tensor) -> None:
+    if x.ndim != 3:
+        raise ValueError(f"x must have shape (B, T, D), got {tuple(x.shape)}")
+
+
+def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
+                  state: Tensor | None = None, causal: bool = False) -> Tensor:
+    """The plain recurrence, one step at a time: the reference every fast path is tested against.
+
+    Args:
+        x: ``(B, T, D)`` inputs.
+        alphas: ``S`` rates, each in (0, 1].
+        state: ``(B, S, D)`` trace before ``x[:, 0]`` (zeros when ``None``).
+        causal: if True, the output at ``t`` is the trace *before* ``x_t`` is added.
+
+    Returns:
+        ``(B, T, S, D)`` traces, in ``x``'s dtype.
+
+    Raises:
+        ValueError: bad ``alphas`` or ``x`` not 3-D.
+    """
+    _check_x(x)
+    a = check_alphas(alphas).to(device=x.device, dtype=x.dtype).view(1, -1, 1)  # (1, S, 1)
+    B, T, D = x.shape
+    h = x.new_zeros(B, a.shape[1], D) if state is None else state               # (B, S, D)
+    out = []
+    for t in range(T):
+        if causal:
+            out.append(h)
+        h = (1 - a) * h + a * x[:, t, None, :]
+        if not causal:
+            out.append(h)
+    return torch.stack(out, dim=1)                                               # (B, T, S, D)
+
+
+def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
+    """The chunk operators of the EMA for rates ``alphas`` (S,), built in float64.
+
+    Within chunk ``k`` (inputs ``x_k``: (C, D), carry ``c_k``: (S, D), the trace before it)::
+
+        y_k     = M @ [x_k; c_k]          M = [Lp | Dp]: (C*S, C+S), rows ordered (i, s)
+        c_{k+1} = E @ x_k + dC * c_k      E: (S, C), dC: (S,) = (1 - alpha)^C
+
+    Non-causal: ``Lp[(i,s), j] = a_s (1-a_s)^(i-j)`` for ``j <= i``, ``Dp[(i,s), s] = (1-a_s)^(i+1)``.
+    Causal (trace at i holds only x_{<i}): ``(1-a_s)^(i-1-j)`` for ``j < i``, ``Dp = (1-a_s)^i``.
+    """
+    a = alphas.to(torch.float64)
+    S = a.numel()
+    i = torch.arange(C, dtype=torch.float64)
+    shift = 1 if causal else 0
+    lag = i.view(C, 1, 1) - i.view(1, 1, C) - shift                         # (C, 1, C): i - j (- 1)
+    Lp = torch.where(lag >= 0, a.view(1, S, 1) * (1 - a.view(1, S, 1)) ** lag.clamp(min=0),
+                     torch.zeros(()))                                        # (C, S, C)
+    Dp = torch.diag_embed((1 - a.view(1, S)) ** (i.view(C, 1) + 1 - shift))  # (C, S, S)
+    M = torch.cat([Lp, Dp], dim=2).reshape(C * S, C + S)                    # (C*S, C+S)
+    E = a.view(S, 1) * (1 - a.view(S, 1)) ** (C - 1 - i.view(1, C))         # (S, C)
+    dC = (1 - a) ** C                                                        # (S,)
+    return [t.to(device=device, dtype=dtype) for t in (M, E, dC)]
+
+
+def _pad_time(x: Tensor, C: int) -> Tensor:
+    """Zero-pad dim 1 (time) up to a multiple of ``C``; padding at the end never changes
+    earlier outputs (forward) nor the gradients of real positions (backward)."""
+    T = x.shape[1]
+    extra = -T % C
+    if extra == 0:
+        return x
+    return torch.cat([x, x.new_zeros(x.shape[0], extra, *x.shape[2:])], dim=1)
+
+
+def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool) -> Tensor:
+    """Chunked EMA, no autograd: ``x`` (B, T, D) -> traces (B, T, S, D).
+
+    Two passes: the chunk-end states from local inputs (a small matmul), a scan over the
+    ``T / C`` carries, then one matmul writes every trace from ``[x_k; c_k]``.
+    """
+    B, T, D = x.shape
+    S = alphas.numel()
+    M, E, dC = _kernels(alphas, C, causal, x.dtype, x.device)
+    xc = _pad_time(x, C).reshape(B, -1, C, D)                        # (B, n, C, D)
+    n = xc.shape[1]
+    ends = torch.matmul(E, xc)                                       # (B, n, S, D) local ends
+    carries = torch.empty(B, n, S, D, dtype=x.dtype, device=x.device)
+    c = x.new_zeros(B, S, D) if state is None else state.to(x.dtype)
+    dC = dC.view(1, S, 1)
+    for k in range(n):                                               # n = T / C steps only
+        carries[:, k] = c
+        c = dC * c + ends[:, k]
+    xaug = torch.cat([xc, carries], dim=2)                           # (B, n, C+S, D)
+    y = torch.matmul(M, xaug)                                        # (B, n, C*S, D)
+    return y.view(B, n * C, S, D)[:, :T]                             # (B, T, S, D)
+
+
+def _scan_backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Tensor, Tensor]:
+    """The adjoint of :func:`_scan_forward`: ``g`` (B, T, S, D) -> (grad_x (B, T, D),
+    grad_state (B, S, D)). Same structure run backwards in time: with ``rho_k`` the gradient
+    of the carry ``c_k``, ``rho_k = Dp^T g_k + dC rho_{k+1}`` and
+    ``grad x_k = Lp^T g_k + E^T rho_{k+1}``."""
+    B, T, S, D = g.shape
+    M, E, dC = _kernels(alphas, C, causal, g.dtype, g.device)
+    gc = _pad_time(g, C).reshape(B, -1, C * S, D)                    # (B, n, C*S, D)
+    n = gc.shape[1]
+    out = torch.matmul(M.t(), gc)                                    # (B, n, C+S, D)
+    local, w = out[:, :, :C], out[:, :, C:]                          # (B,n,C,D), (B,n,S,D)
+    rho_next = torch.empty(B, n, S, D, dtype=g.dtype, device=g.device)
+    rho = g.new_zeros(B, S, D)
+    dC = dC.view(1, S, 1)
+    for k in range(n - 1, -1, -1):
+        rho_next[:, k] = rho
+        rho = w[:, k] + dC * rho
+    local = local + torch.matmul(E.t(), rho_next)                    # (B, n, C, D)
+    return local.reshape(B, n * C, D)[:, :T], rho                    # rho is now rho_0
+
+
+class _EMAFunction(torch.autograd.Function):
+    """Fast EMA with a custom backward (the adjoint scan), so no T-step autograd graph."""
+
+    @staticmethod
+    def forward(ctx, x, state, alphas, chunk_size, causal):          # x (B, T, D), state (B, S, D)
+        ctx.alphas, ctx.chunk_size, ctx.causal = alphas, chunk_size, causal
+        return _scan_forward(x, alphas, state, chunk_size, causal)   # (B, T, S, D)
+
+    @staticmethod
+    def backward(ctx, g):                                            # g (B, T, S, D)
+        grad_x, grad_state = _scan_backward(g, ctx.alphas, ctx.chunk_size, ctx.causal)
+        return grad_x, (grad_state if ctx.needs_input_grad[1] else None), None, None, None
+
+
+def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
+               state: Tensor | None = None, causal: bool = False,
+               chunk_size: int = DEFAULT_CHUNK) -> Tensor:
+    """Fast EMA trace bank, equal to :func:`ema_reference` to float tolerance.
+
+    Args:
+        x: ``(B, T, D)`` inputs (any float dtype, any device).
+        alphas: ``S`` fixed rates in (0, 1]; default the paper's ``(0.5, 0.1, 0.02)``.
+        state: ``(B, S, D)`` trace before ``x[:, 0]``; zeros when ``None``.
+        causal: if True, the trace at ``t`` holds only ``x_{<t}`` (shifted by one step).
+        chunk_size: steps per Toeplitz block; changes speed, not results.
+
+    Returns:
+        ``(B, T, S, D)`` traces (contiguous unless ``T`` is not a multiple of ``chunk_size``).
+
+    Raises:
+        ValueError: alpha outside (0, 1], ``x`` not 3-D, ``chunk_size`` < 1, bad ``state``.
+    """
+    _check_x(x)
+    a = check_alphas(alphas)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    B, T, D = x.shape
+    if state is not None and tuple(state.shape) != (B, a.numel(), D):
+        raise ValueError(f"state must have shape (B, S, D) = {(B, a.numel(), D)}, got {tuple(state.shape)}")
+    if T == 0:
+        return x.new_zeros(B, 0, a.numel(), D)
+    return _EMAFunction.apply(x, state, a, chunk_size, causal)
+
+
+class EMATraces(nn.Module):
+    """A bank of fixed-rate EMA traces as a module, with a streaming (stateful) form.
+
+    ``forward(x)`` maps ``(B, T, D)`` to ``(B, T, S, D)``. With ``streaming=True`` the
+    module remembers the ``(B, S, D)`` state after each call, so feeding a long sequence
+    chunk by chunk gives exactly the one-shot traces; :meth:`reset` forgets it.
+    The alphas are plain floats, not parameters: the paper's traces have fixed coefficients.
+
+    Raises:
+        ValueError: alpha outside (0, 1] (at construction), or a state whose batch size
+        does not match the input.
+    """
+
+    def __init__(self, alphas: Sequence[float] = PAPER_ALPHAS, causal: bool = False,
+                 streaming: bool = False, chunk_size: int = DEFAULT_CHUNK):
+        super().__init__()
+        self.alphas: tuple[float, ...] = tuple(check_alphas(alphas).tolist())
+        self.causal, self.streaming, self.chunk_size = causal, streaming, chunk_size
+        self.state: Tensor | None = None
+
+    def reset(self) -> None:
+        """Forget the streaming state."""
+        self.state = None
+
+    def forward(self, x: Tensor) -> Tensor:
+        state = self.state if self.streaming else None
+        y = ema_traces(x, self.alphas, state=state, causal=self.causal,
+                       chunk_size=self.chunk_size)                  # (B, T, S, D)
+        if self.streaming and x.shape[1] > 0:
+            a = torch.tensor(self.alphas, dtype=x.dtype, device=x.device).view(1, -1, 1)
+            last = y[:, -1]                                          # (B, S, D)
+            # causal output at T-1 excludes x_{T-1}: add it to get the state after the chunk
+            self.state = ((1 - a) * last + a * x[:, -1, None, :]) if self.causal else last
+            self.state = self.state.detach()
+        return y
+
+    def extra_repr(self) -> str:
+        return f"alphas={self.alphas}, causal={self.causal}, streaming={self.streaming}"

@@ -1,0 +1,76 @@
+"""Execute a jupytext notebook headlessly with papermill (what ``make all`` runs).
+
+``python -m paper_lib.notebooks notebooks/01_grammar_probe.py --profile cpu`` converts the
+``py:percent`` source to ``build/notebooks/01_grammar_probe.ipynb``, executes it with the
+papermill parameter ``profile`` injected after the cell tagged ``parameters``, and writes
+the executed notebook to ``build/executed/<profile>/01_grammar_probe.ipynb`` only when it
+ran to the end (a failed run leaves no executed notebook, so ``make`` reruns it).
+Our design: the paper is silent.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_path
+from .profiles import check_profile
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,
+                 build: Path | None = None) -> Path:
+    """Convert and execute one notebook; return the executed ``.ipynb`` path.
+
+    Args:
+        source: a ``notebooks/NN_name.py`` jupytext file.
+        profile: ``smoke``, ``cpu`` or ``paper``.
+        parameters: extra papermill parameters (must exist in the ``parameters`` cell).
+        build: the build folder (default ``<repo>/build``).
+
+    Raises:
+        ValueError: unknown profile. FileNotFoundError: no such source.
+        papermill.PapermillExecutionError: a cell failed (its traceback is in the message).
+    """
+    import jupytext
+    import papermill as pm
+
+    check_profile(profile)
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise FileNotFoundError(f"no notebook source at {source}")
+    build = Path(build) if build is not None else REPO_ROOT / "build"
+    name = source.stem
+    ipynb = build / "notebooks" / f"{name}.ipynb"
+    executed = build / "executed" / profile / f"{name}.ipynb"
+    with atomic_path(ipynb) as tmp:
+        jupytext.write(jupytext.read(source), tmp, fmt="ipynb")
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(executed) as tmp:
+        pm.execute_notebook(str(ipynb), str(tmp), parameters={"profile": profile, **(parameters or {})},
+                            kernel_name="python3", cwd=str(source.parent), progress_bar=False)
+    return executed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("source", help="notebooks/NN_name.py")
+    ap.add_argument("--profile", default="cpu")
+    args = ap.parse_args(argv)
+    try:
+        check_profile(args.profile)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    print(f"[{Path(args.source).stem}] running at profile {args.profile} ...", flush=True)
+    out = run_notebook(args.source, args.profile)
+    print(f"[{Path(args.source).stem}] done in {time.perf_counter() - t0:.0f} s -> {out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Summary statistics for results over seeds (our design: the paper reports no CIs)."""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+from scipy import stats as _st
+
+
+def mean_ci95(values: Iterable[float]) -> dict[str, float]:
+    """Mean and the half-width of a 95% Student-t confidence interval over seeds.
+
+    Args:
+        values: one number per seed (any unit; the result has the same unit).
+
+    Returns:
+        ``{"mean": m, "ci95": h, "n": n}``; ``ci95`` is ``nan`` for a single value.
+
+    Raises:
+        ValueError: no values, or a non-finite value.
+    """
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0:
+        raise ValueError("mean_ci95 needs at least one value, got none")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"mean_ci95 got a non-finite value: {v.tolist()}")
+    n = int(v.size)
+    if n == 1:
+        return {"mean": float(v[0]), "ci95": math.nan, "n": 1}
+    half = float(_st.t.ppf(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n))
+    return {"mean": float(v.mean()), "ci95": half, "n": n}

@@ -1,0 +1,94 @@
+"""Profiles, provenance, atomic writes, statistics and the notebook runner's errors."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from paper_lib.atomic import atomic_path, write_json
+from paper_lib.notebooks import main as notebooks_main
+from paper_lib.profiles import PROFILE_NAMES, get_profile
+from paper_lib.provenance import Outputs, output_dir
+from paper_lib.stats import mean_ci95
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_profiles_have_the_same_sections():
+    sections = {name: set(get_profile(name)) for name in PROFILE_NAMES}
+    assert sections["smoke"] == sections["cpu"] == sections["paper"]
+    assert {"grammar_probe", "transfer", "spen", "ablation"} <= sections["cpu"]
+
+
+def test_unknown_profile_is_one_line_naming_the_allowed():
+    with pytest.raises(ValueError) as err:
+        get_profile("laptop")
+    assert str(err.value) == "unknown profile 'laptop'; allowed: smoke, cpu, paper"
+    proc = subprocess.run([sys.executable, "-m", "paper_lib.profiles", "laptop"], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr.strip() == "error: unknown profile 'laptop'; allowed: smoke, cpu, paper"
+    assert notebooks_main(["notebooks/none.py", "--profile", "laptop"]) == 2
+
+
+def test_get_profile_returns_a_copy():
+    get_profile("cpu")["spen"]["injected"] = 1
+    assert "injected" not in get_profile("cpu")["spen"]
+
+
+def test_mean_ci95_known_values():
+    r = mean_ci95([1.0, 2.0, 3.0])
+    assert r["mean"] == 2.0 and r["n"] == 3
+    assert r["ci95"] == pytest.approx(4.302653 * 1.0 / math.sqrt(3), rel=1e-6)  # t_{0.975,2} * s / sqrt(n)
+    assert math.isnan(mean_ci95([0.5])["ci95"])
+    with pytest.raises(ValueError, match="at least one value"):
+        mean_ci95([])
+
+
+def test_atomic_path_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.json"
+    write_json(target, {"a": 1})
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert json.loads(target.read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_outputs_stamp_every_file(tmp_path):
+    out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path)
+    assert out.dir == tmp_path / "figures" / "99_demo"
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    png = out.save_figure(fig, "curve")
+    out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
+    out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
+    manifest = json.loads((out.dir / "provenance.json").read_text())
+    assert set(manifest) == {"curve.png", "curve.pdf", "table1.csv", "table1.md"}
+    stamp = manifest["curve.png"]
+    assert stamp["profile"] == "cpu" and stamp["seeds"] == [0, 1] and stamp["parameters"] == {"lr": 0.1}
+    assert stamp["source"] == "notebooks/99_demo.py" and "git_commit" in stamp and "date" in stamp
+    assert b"99_demo" in png.read_bytes()  # PNG text chunk carries the stamp
+    assert (out.dir / "table1.md").read_text().startswith("<!-- provenance:")
+    metrics = json.loads((out.dir / "metrics.json").read_text())
+    assert metrics["metrics"]["acc"]["mean"] == pytest.approx(0.6) and metrics["metrics"]["acc"]["n"] == 2
+    assert "date" not in metrics  # the same seed on the same commit writes the same file
+
+
+def test_smoke_outputs_never_land_in_figures(tmp_path):
+    assert output_dir("01_grammar_probe", "smoke", tmp_path) == tmp_path / "build" / "smoke" / "figures" / "01_grammar_probe"
+    assert output_dir("01_grammar_probe", "paper", tmp_path) == tmp_path / "figures" / "01_grammar_probe"
+
+
+def test_make_rejects_an_unknown_profile():
+    proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "unknown profile 'huge'; allowed: smoke, cpu, paper" in proc.stderr

@@ -1,0 +1,41 @@
+"""Every numbered notebook runs end to end at the smoke profile and writes its metrics."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from paper_lib.notebooks import run_notebook
+from paper_lib.provenance import output_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+# The metric names each notebook's issue asks for (a notebook may write more).
+REQUIRED_METRICS = {
+    "01_grammar_probe": ["spcn_probe_acc_A", "spcn_labelfree_acc_A", "spcn_untrained_acc_A",
+                         "bigru_acc_A", "spcn_over_bigru_A"],
+    "02_transfer": ["spcn_acc_B", "bigru_acc_B", "spcn_struct_acc_B", "bigru_struct_acc_B",
+                    "spcn_lexical_acc_A", "bigru_lexical_acc_A", "spcn_deep_acc_A"],
+    "03_spen_train": ["spen_val_ppl", "transformer_val_ppl", "ppl_ratio", "spen_ood_ppl",
+                      "transformer_ood_ppl", "spen_tokens_per_s", "transformer_tokens_per_s"],
+}
+SMOKE_BUDGET_S = 120  # seconds per notebook at the smoke profile (issue: "under 2 minutes")
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_at_smoke(source: Path):
+    t0 = time.perf_counter()
+    executed = run_notebook(source, "smoke")
+    elapsed = time.perf_counter() - t0
+    assert executed.is_file()
+    metrics_path = output_dir(source.stem, "smoke") / "metrics.json"
+    doc = json.loads(metrics_path.read_text())
+    assert doc["profile"] == "smoke" and doc["notebook"] == source.stem
+    for name in REQUIRED_METRICS.get(source.stem, []):
+        assert name in doc["metrics"], f"{source.stem} did not write metric {name}"
+        assert set(doc["metrics"][name]) >= {"mean", "ci95", "n"}
+    assert elapsed < SMOKE_BUDGET_S, f"{source.stem} took {elapsed:.0f} s at smoke (budget {SMOKE_BUDGET_S} s)"
