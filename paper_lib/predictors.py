@@ -1,0 +1,122 @@
+"""Predictors of SPEN: the module that reads a block's EMA traces and predicts its input.
+
+In the paper's Figure 1 every SPEN block predicts ``x_hat_t`` from the traces ``h_t^(s)``
+and passes on the prediction error ``e_t = x_t - x_hat_t``. The paper's ablation swaps the
+reader (linear projection, linear attention, softmax attention) and keeps the traces. Here
+every reader is a :class:`Predictor` with one call signature, registered under a name, so a
+config string chooses it (Zoology's habit for sequence mixers):
+
+    predictor = build_predictor("linear", config)      # config: a SPENConfig
+    x_hat = predictor(u, traces)                       # (B, T, D)
+
+The contract of :meth:`Predictor.forward` (what keeps the language model causal):
+
+- ``u``: ``(B, T, D)`` the block's normalised input; ``traces``: ``(B, T, S, D)`` the causal
+  EMA traces of ``u`` (``traces[:, t]`` holds ``u_{<t}`` only, rates ``config.alphas``).
+- returns ``x_hat``: ``(B, T, D)``, the prediction of ``u[:, t]``. ``x_hat[:, t]`` may depend
+  on ``u[:, :t]`` (strictly earlier positions) and on ``traces[:, :t + 1]``, never on
+  ``u[:, t]`` itself (else the "prediction" copies its target) nor on anything later.
+  :func:`check_predictor_causal` tests exactly that; every registered predictor must pass.
+
+A new predictor (the ablation, issue 5) is a subclass in this module or another, decorated
+with ``@register_predictor("name")``; its docstring says what it can see.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import Tensor, nn
+
+PREDICTORS: dict[str, type["Predictor"]] = {}
+"""Registry: config string -> predictor class."""
+
+
+def register_predictor(name: str) -> Callable[[type["Predictor"]], type["Predictor"]]:
+    """Class decorator: make a :class:`Predictor` subclass available as ``name``.
+
+    Raises:
+        ValueError: ``name`` already registered to a different class.
+    """
+    def deco(cls: type[Predictor]) -> type[Predictor]:
+        if name in PREDICTORS and PREDICTORS[name] is not cls:
+            raise ValueError(f"predictor {name!r} is already registered to {PREDICTORS[name].__name__}")
+        PREDICTORS[name] = cls
+        cls.name = name
+        return cls
+    return deco
+
+
+def build_predictor(name: str, config) -> "Predictor":
+    """Instantiate the predictor registered as ``name`` for ``config`` (a ``SPENConfig``).
+
+    Raises:
+        ValueError: unknown name (the message lists the registered ones).
+    """
+    from . import ablation_predictors  # noqa: F401  registers the ablation's predictors (issue 5)
+
+    if name not in PREDICTORS:
+        raise ValueError(f"unknown predictor {name!r}; registered: {', '.join(sorted(PREDICTORS))}")
+    return PREDICTORS[name](config)
+
+
+class Predictor(nn.Module):
+    """Base class: ``forward(u (B, T, D), traces (B, T, S, D)) -> x_hat (B, T, D)``.
+
+    Subclasses take the model config (``d_model``, ``alphas`` and whatever else they need)
+    as their only constructor argument and obey the causality contract of this module.
+    """
+
+    name: str = "base"
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+
+    def forward(self, u: Tensor, traces: Tensor) -> Tensor:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@register_predictor("linear")
+class LinearPredictor(Predictor):
+    """The paper's default reader: one linear projection of the stacked trace bank at ``t``.
+
+    ``x_hat_t = W [h_t^(1); ...; h_t^(S)] + b`` with ``W`` of shape ``(D, S*D)``.
+    Sees: only the traces at ``t`` (so, by the data processing inequality, nothing the
+    traces lost). The paper: "linear projection"; the exact form (one matrix over the
+    concatenated traces, with bias) is our design.
+    """
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.proj = nn.Linear(len(config.alphas) * config.d_model, config.d_model)
+
+    def forward(self, u: Tensor, traces: Tensor) -> Tensor:
+        B, T, S, D = traces.shape
+        return self.proj(traces.reshape(B, T, S * D))                  # (B, T, D)
+
+
+def check_predictor_causal(predictor: Predictor, u: Tensor, t: int, atol: float = 1e-6) -> bool:
+    """True if ``x_hat[:, :t + 1]`` does not change when ``u[:, t:]`` changes.
+
+    Recomputes the causal traces of the perturbed input (``paper_lib.ema.ema_traces``), so
+    it checks the contract of :class:`Predictor`: ``x_hat_t`` never sees ``u_t`` or later.
+
+    Args:
+        predictor: any registered predictor (in eval mode).
+        u: ``(B, T, D)`` input; ``t``: the first position perturbed, ``0 <= t < T``.
+
+    Raises:
+        ValueError: ``t`` outside ``[0, T)``.
+    """
+    from .ema import ema_traces
+
+    if not 0 <= t < u.shape[1]:
+        raise ValueError(f"t must lie in [0, {u.shape[1]}), got {t}")
+    alphas = predictor.config.alphas
+    with torch.no_grad():
+        a = predictor(u, ema_traces(u, alphas, causal=True))
+        v = u.clone()
+        v[:, t:] = torch.randn_like(v[:, t:])
+        b = predictor(v, ema_traces(v, alphas, causal=True))
+    return bool(torch.allclose(a[:, :t + 1], b[:, :t + 1], atol=atol))

@@ -1,0 +1,200 @@
+"""SPEN, the Sparse Predictive Equilibrium Network: the paper's EMA-only language model.
+
+One block follows the paper's Figure 1 (the brief, Experiment 2):
+
+    u_t      = LayerNorm(x_t)                                   # ours: pre-norm
+    h_t^(s)  = EMA_alpha_s(u)_{<t},  alpha = (0.5, 0.1, 0.02)   # paper; causal: only u_{<t}
+    x_hat_t  = predictor(u, h)_t                                # paper: "predict" (swappable)
+    e_t      = u_t - x_hat_t                                    # paper: prediction error
+    m_t      = W_up GELU(W_down [e_t; h_t^(1..S)])              # paper: context mix + bottleneck
+    x_t     <- x_t + m_t                                        # paper: residual
+    x_t     <- x_t + W_2 topk_6%(GELU(W_1 LayerNorm(x_t)))      # paper: sparse FFN, 6% active
+
+What is the paper's: the three fixed rates, the trace -> predict -> error -> context mix ->
+sparse FFN order, top-k with 6% of hidden units active, the residual, 12 blocks, no
+attention anywhere, about 130M parameters. What is ours (the paper is silent, the brief
+says so): pre-norm LayerNorms, the mix's input ``[e_t; h_t]`` and its bottleneck width,
+GELU, the FFN width (4 d_model), top-k by value after the activation, tied input/output
+embeddings, no positional embedding (the traces carry all temporal information), the
+initialisation (GPT-2's), and training the predictor only through the language-model loss.
+
+Causality: the traces are computed with ``causal=True`` (``h_t`` holds ``u_{<t}``), every
+other operation acts on one position at a time, so the block's output at ``t`` depends on
+``x_{<=t}`` only; ``tests/test_spen.py`` checks that changing token ``t + 1`` leaves the
+logits at ``<= t`` unchanged.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .ema import PAPER_ALPHAS, ema_traces
+from .predictors import build_predictor
+
+
+@dataclass
+class SPENConfig:
+    """Sizes of a SPEN model. Defaults are the paper's config (about 128M parameters).
+
+    Attributes:
+        vocab_size: tokens (paper: GPT-2's 50257).
+        n_layer: blocks (paper: 12).
+        d_model: width of the residual stream (ours: 768, GPT-2 small's, to match 130M).
+        alphas: EMA rates (paper: 0.5, 0.1, 0.02).
+        d_bottleneck: width of the context mix's bottleneck (ours: d_model / 3).
+        d_ff: hidden units of the sparse FFN (ours: 4 d_model).
+        top_k_frac: fraction of FFN hidden units kept active per token (paper: 0.06).
+        predictor: registered name of the trace reader (paper default: ``"linear"``).
+        block_size: longest sequence the model is used with (tokens; SPEN has no position
+            table, kept for the same interface as the Transformer).
+    """
+
+    vocab_size: int = 50257
+    n_layer: int = 12
+    d_model: int = 768
+    alphas: tuple[float, ...] = PAPER_ALPHAS
+    d_bottleneck: int = 256
+    d_ff: int = 3072
+    top_k_frac: float = 0.06
+    predictor: str = "linear"
+    block_size: int = 1024
+    extra: dict = field(default_factory=dict)  # settings a custom predictor may read
+
+    def __post_init__(self):
+        self.alphas = tuple(float(a) for a in self.alphas)
+        if not self.alphas or not all(0.0 < a <= 1.0 for a in self.alphas):
+            raise ValueError(f"alphas must be a non-empty sequence of rates in (0, 1], got {self.alphas}")
+        for name in ("vocab_size", "n_layer", "d_model", "d_bottleneck", "d_ff", "block_size"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 < self.top_k_frac <= 1.0:
+            raise ValueError(f"top_k_frac must lie in (0, 1], got {self.top_k_frac}")
+
+    @property
+    def top_k(self) -> int:
+        """Active FFN hidden units per token: ``max(1, round(top_k_frac * d_ff))``."""
+        return max(1, round(self.top_k_frac * self.d_ff))
+
+
+class SparseFFN(nn.Module):
+    """Position-wise FFN whose hidden layer keeps only its ``top_k`` largest activations.
+
+    ``(B, T, D) -> (B, T, D)``. Paper: "sparse FFN, top-k with 6% of units active";
+    ours: GELU before the selection, selection by value, gradients through the kept units.
+    """
+
+    def __init__(self, config: SPENConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.d_model, config.d_ff)
+        self.proj = nn.Linear(config.d_ff, config.d_model)
+        self.k = config.top_k
+
+    def forward(self, x: Tensor) -> Tensor:
+        a = F.gelu(self.fc(x))                                         # (B, T, F)
+        if self.k < a.shape[-1]:
+            vals, idx = a.topk(self.k, dim=-1)                         # (B, T, k)
+            a = torch.zeros_like(a).scatter(-1, idx, vals)             # (B, T, F), k non-zero
+        return self.proj(a)                                            # (B, T, D)
+
+
+class ContextMix(nn.Module):
+    """The context mix through a bottleneck: ``[e_t; h_t^(1..S)] -> d_bottleneck -> d_model``.
+
+    ``e`` (B, T, D) and ``traces`` (B, T, S, D) -> (B, T, D). Paper: "context mix" and a
+    bottleneck in Figure 1; ours: its input (the error beside the traces), GELU, the width.
+    """
+
+    def __init__(self, config: SPENConfig):
+        super().__init__()
+        S = len(config.alphas)
+        self.down = nn.Linear((S + 1) * config.d_model, config.d_bottleneck)
+        self.up = nn.Linear(config.d_bottleneck, config.d_model)
+
+    def forward(self, e: Tensor, traces: Tensor) -> Tensor:
+        B, T, S, D = traces.shape
+        z = torch.cat([e, traces.reshape(B, T, S * D)], dim=-1)        # (B, T, (S+1) D)
+        return self.up(F.gelu(self.down(z)))                           # (B, T, D)
+
+
+class SPENBlock(nn.Module):
+    """One SPEN block (Figure 1): traces -> predict -> error -> context mix -> sparse FFN.
+
+    ``(B, T, D) -> (B, T, D)``; the output at ``t`` depends on inputs at ``<= t`` only.
+    ``last_error`` keeps the latest ``(B, T, D)`` prediction error (detached) for analysis.
+    """
+
+    def __init__(self, config: SPENConfig):
+        super().__init__()
+        self.alphas = config.alphas
+        self.ln_1 = nn.LayerNorm(config.d_model)
+        self.predictor = build_predictor(config.predictor, config)
+        self.mix = ContextMix(config)
+        self.ln_2 = nn.LayerNorm(config.d_model)
+        self.ffn = SparseFFN(config)
+        self.last_error: Tensor | None = None
+
+    def forward(self, x: Tensor) -> Tensor:
+        u = self.ln_1(x)                                               # (B, T, D)
+        h = ema_traces(u, self.alphas, causal=True)                    # (B, T, S, D): u_{<t}
+        x_hat = self.predictor(u, h)                                   # (B, T, D)
+        e = u - x_hat                                                  # (B, T, D)
+        self.last_error = e.detach()
+        x = x + self.mix(e, h)                                         # (B, T, D)
+        return x + self.ffn(self.ln_2(x))                              # (B, T, D)
+
+
+class SPEN(nn.Module):
+    """The SPEN language model: token embedding, ``n_layer`` blocks, LayerNorm, tied head.
+
+    ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
+    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
+
+    Raises:
+        ValueError: ``idx`` not 2-D (SPEN has no position table, any length works).
+    """
+
+    def __init__(self, config: SPENConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(SPENBlock(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight                          # tied embeddings (ours)
+        self.apply(_init_weights)
+        for name, p in self.named_parameters():                        # GPT-2's scaled residual init
+            if name.endswith(("mix.up.weight", "ffn.proj.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None):
+        if idx.ndim != 2:
+            raise ValueError(f"idx must have shape (B, T), got {tuple(idx.shape)}")
+        x = self.wte(idx)                                              # (B, T, D)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))                            # (B, T, V)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+    def num_params(self) -> int:
+        """Parameters, counting the tied embedding once."""
+        return sum(p.numel() for p in self.parameters())
+
+    def config_dict(self) -> dict:
+        return {"model": "spen", **asdict(self.config)}
+
+
+def _init_weights(module: nn.Module) -> None:
+    """GPT-2's initialisation (normal std 0.02, zero biases); ours, the paper is silent."""
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Embedding):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)

@@ -1,0 +1,120 @@
+"""Tokenizers for SPEN: a byte-level BPE trained on the corpus, or GPT-2's (the paper's).
+
+- :func:`train_bpe`: byte-level BPE trained with HF ``tokenizers`` on a corpus's training
+  split, cached as ``data/tokenizers/bpe-<corpus>-v<vocab>-<fingerprint>.json``. The
+  fingerprint is a SHA-256 of the training text (:meth:`Corpus.fingerprint`), so a changed
+  corpus or vocabulary size never reuses a stale cache. Our design (``cpu``: 8192 tokens).
+- :func:`gpt2_tokenizer`: GPT-2's tokenizer (vocabulary 50257) through
+  ``tokenizers.Tokenizer.from_pretrained("gpt2")``, as the paper's GPT-2 comparison implies;
+  it needs the network, and offline raises one line saying so.
+- :func:`encode_docs`: documents -> one ``uint16``/``int32`` token stream, each document
+  followed by the end-of-text token, cached beside the tokenizer.
+
+Byte-level BPE decodes every string back exactly (``tests/test_corpus.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_path, write_text
+from .corpus import DATA_DIR, Corpus, hub_offline, needs_network_error
+
+EOT = "<|endoftext|>"
+
+
+def train_bpe(corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = None):
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on ``corpus.train`` (cached).
+
+    Args:
+        corpus: the documents; only ``train`` is used (validation stays unseen).
+        vocab_size: tokens, including the 256 bytes and ``<|endoftext|>`` (id 0).
+
+    Raises:
+        ValueError: ``vocab_size`` < 257 or an empty training split.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    if vocab_size < 257:
+        raise ValueError(f"vocab_size must be >= 257 (256 bytes + end-of-text), got {vocab_size}")
+    if not corpus.train:
+        raise ValueError("cannot train a tokenizer on an empty training split")
+    data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
+    path = data_dir / "tokenizers" / f"bpe-{corpus.name}-v{vocab_size}-{corpus.fingerprint()}.json"
+    if path.exists():
+        return Tokenizer.from_file(str(path))
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(corpus.train, trainer=trainer)
+    write_text(path, tok.to_str())
+    return tok
+
+
+def gpt2_tokenizer():
+    """GPT-2's byte-level BPE (50257 tokens) from the hub.
+
+    Raises:
+        CorpusNeedsNetworkError: offline (one line naming the offline default).
+    """
+    from tokenizers import Tokenizer
+
+    if hub_offline():
+        raise needs_network_error("the GPT-2 tokenizer")
+    try:
+        return Tokenizer.from_pretrained("gpt2")
+    except Exception:
+        raise needs_network_error("the GPT-2 tokenizer") from None
+
+
+def get_tokenizer(kind: str, corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = None):
+    """``kind="bpe"`` -> :func:`train_bpe`; ``kind="gpt2"`` -> :func:`gpt2_tokenizer`.
+
+    Raises:
+        ValueError: unknown kind. CorpusNeedsNetworkError: ``gpt2`` offline.
+    """
+    if kind == "bpe":
+        return train_bpe(corpus, vocab_size, data_dir)
+    if kind == "gpt2":
+        return gpt2_tokenizer()
+    raise ValueError(f"unknown tokenizer {kind!r}; allowed: bpe, gpt2")
+
+
+def tokenizer_key(tok) -> str:
+    """12 hex digits identifying a tokenizer (a hash of its JSON)."""
+    return hashlib.sha256(tok.to_str().encode()).hexdigest()[:12]
+
+
+def encode_docs(tok, docs: list[str], cache_name: str | None = None,
+                data_dir: Path | None = None) -> np.ndarray:
+    """Token ids of ``docs`` as one stream, each document followed by ``<|endoftext|>``.
+
+    Returns a 1-D ``uint16`` array (``int32`` when the vocabulary exceeds 65535). With
+    ``cache_name`` the array is cached as ``data/tokens/<cache_name>-<key>.npy``, the key
+    hashing the tokenizer and the documents.
+    """
+    eot = tok.token_to_id(EOT)
+    dtype = np.uint16 if tok.get_vocab_size() <= 65535 else np.int32
+    path = None
+    if cache_name is not None:
+        h = hashlib.sha256(tokenizer_key(tok).encode())
+        for d in docs:
+            h.update(d.encode("utf-8"))
+            h.update(b"\0")
+        data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
+        path = data_dir / "tokens" / f"{cache_name}-{h.hexdigest()[:12]}.npy"
+        if path.exists():
+            return np.load(path)
+    pieces = []
+    for enc in tok.encode_batch(docs):
+        pieces.append(np.asarray(enc.ids, dtype=dtype))
+        pieces.append(np.asarray([eot], dtype=dtype))
+    ids = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
+    if path is not None:
+        with atomic_path(path) as tmp:
+            np.save(tmp, ids)
+    return ids

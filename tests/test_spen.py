@@ -1,0 +1,73 @@
+"""SPEN (paper_lib.spen), its predictors and the matched Transformer: causality, sizes, sparsity."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
+from paper_lib.spen import SPEN, SPENConfig
+from paper_lib.transformer import Transformer, TransformerConfig
+
+TINY = dict(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64)
+
+
+@pytest.mark.parametrize("kind", ["spen", "transformer"])
+def test_changing_token_t_plus_1_leaves_outputs_up_to_t(kind):
+    torch.manual_seed(0)
+    model = SPEN(SPENConfig(**TINY)) if kind == "spen" else Transformer(TransformerConfig(n_head=4, block_size=64, vocab_size=97, n_layer=2, d_model=32, d_ff=64))
+    model.eval()
+    idx = torch.randint(0, 97, (2, 40))
+    for t in (0, 17, 38):
+        other = idx.clone()
+        other[:, t + 1] = (other[:, t + 1] + 1) % 97
+        with torch.no_grad():
+            a, _ = model(idx)
+            b, _ = model(other)
+        assert torch.allclose(a[:, :t + 1], b[:, :t + 1], atol=1e-6)
+        assert not torch.allclose(a[:, t + 1], b[:, t + 1], atol=1e-4)  # and the change is seen at t + 1
+
+
+def test_paper_config_parameter_count_on_meta():
+    with torch.device("meta"):
+        spen = SPEN(SPENConfig())
+        gpt = Transformer(TransformerConfig())
+    assert spen.config.n_layer == 12 and spen.config.d_model == 768 and spen.config.vocab_size == 50257
+    assert 120e6 <= spen.num_params() <= 140e6
+    assert spen.num_params() == 128_356_608
+    assert gpt.num_params() == 124_439_808  # GPT-2 small
+    assert spen.lm_head.weight is spen.wte.weight  # tied
+
+
+def test_sparse_ffn_keeps_six_percent():
+    cfg = SPENConfig(**{**TINY, "d_ff": 200})
+    assert cfg.top_k == 12
+    model = SPEN(cfg)
+    acts = {}
+
+    def keep(module, inputs, output):
+        acts["a"] = inputs[0]
+
+    model.blocks[0].ffn.proj.register_forward_hook(keep)
+    model(torch.randint(0, 97, (1, 10)))
+    assert ((acts["a"] != 0).sum(-1) <= 12).all()
+
+
+def test_predictor_registry():
+    cfg = SPENConfig(**TINY)
+    assert "linear" in PREDICTORS
+    with pytest.raises(ValueError, match="unknown predictor 'nope'; registered: .*linear"):
+        build_predictor("nope", cfg)
+    torch.manual_seed(0)
+    u = torch.randn(2, 20, cfg.d_model)
+    for name in PREDICTORS:  # every registered predictor obeys the causality contract
+        p = build_predictor(name, cfg).eval()
+        assert all(check_predictor_causal(p, u, t) for t in (0, 7, 19)), name
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="top_k_frac must lie in"):
+        SPENConfig(top_k_frac=0.0)
+    with pytest.raises(ValueError, match="alphas must be"):
+        SPENConfig(alphas=(0.5, 1.5))
+    with pytest.raises(ValueError, match="divisible by n_head"):
+        TransformerConfig(d_model=30, n_head=4)
