@@ -60,6 +60,7 @@ def test_atomic_path_leaves_nothing_on_failure(tmp_path):
             tmp.write_text("half")
             raise RuntimeError("killed")
     assert json.loads(target.read_text()) == {"a": 1}
+    assert target.stat().st_mode & 0o044 == 0o044  # readable by others, like any written file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
