@@ -1,0 +1,151 @@
+"""The supervised baseline of Experiment 1: a bidirectional GRU role tagger.
+
+The paper compares SPCN with "a supervised bidirectional GRU tagger (BiGRU) trained with
+role labels" (brief, "Experiment 1"). Sizes and training are **our design: the paper is
+silent**: embedding -> one BiGRU layer -> a linear layer over the 20 roles, cross-entropy,
+Adam. Unseen words (Grammar B's content words, issue 3) map to an ``<unk>`` embedding
+that training learns through *word dropout*: each training token is replaced by ``<unk>``
+with probability ``word_dropout``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+PAD, UNK = "<pad>", "<unk>"
+
+
+@dataclass
+class BiGRUConfig:
+    """Sizes and training of :class:`BiGRUTagger` (our design)."""
+
+    d_embed: int = 32          # embedding width (dims)
+    d_hidden: int = 64         # GRU hidden size per direction (dims)
+    n_layer: int = 1           # stacked BiGRU layers
+    n_roles: int = 20          # output classes
+    lr: float = 3e-3           # Adam step size
+    epochs: int = 6            # passes over the training sentences
+    batch_size: int = 32       # sentences per step
+    word_dropout: float = 0.1  # P(training token -> <unk>)
+    seed: int = 0              # init, shuffling and word dropout
+
+    def __post_init__(self):
+        if not 0.0 <= self.word_dropout < 1.0:
+            raise ValueError(f"word_dropout must lie in [0, 1), got {self.word_dropout}")
+        if min(self.d_embed, self.d_hidden, self.n_layer, self.n_roles, self.batch_size) < 1 or self.epochs < 0:
+            raise ValueError("d_embed, d_hidden, n_layer, n_roles, batch_size must be >= 1 and epochs >= 0")
+
+
+def build_vocab(sentences: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Word -> id for the words of ``sentences`` (sorted), with ``<pad>`` = 0 and ``<unk>`` = 1."""
+    words = sorted({w for s in sentences for w in s})
+    return {PAD: 0, UNK: 1, **{w: i + 2 for i, w in enumerate(words)}}
+
+
+def encode(sentences: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[Tensor, Tensor]:
+    """Padded ids ``(B, T)`` (unknown words -> ``<unk>``) and lengths ``(B,)``."""
+    if len(sentences) == 0:
+        raise ValueError("encode needs at least one sentence")
+    T = max(len(s) for s in sentences)
+    ids = torch.zeros(len(sentences), T, dtype=torch.long)
+    for b, s in enumerate(sentences):
+        ids[b, : len(s)] = torch.tensor([vocab.get(w, 1) for w in s], dtype=torch.long)
+    return ids, torch.tensor([len(s) for s in sentences])
+
+
+class BiGRUTagger(nn.Module):
+    """Embedding -> BiGRU -> linear over roles: ``(B, T)`` ids -> ``(B, T, n_roles)`` logits."""
+
+    def __init__(self, vocab_size: int, cfg: BiGRUConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(vocab_size, cfg.d_embed, padding_idx=0)
+        self.gru = nn.GRU(cfg.d_embed, cfg.d_hidden, num_layers=cfg.n_layer, batch_first=True,
+                          bidirectional=True)
+        self.head = nn.Linear(2 * cfg.d_hidden, cfg.n_roles)
+
+    def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
+        x = self.embed(ids)                                                   # (B, T, E)
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        h, _ = self.gru(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])  # (B, T, 2H)
+        return self.head(h)                                                   # (B, T, R)
+
+
+def train_bigru(sentences: Sequence[Sequence[str]], roles: Sequence[Sequence[int]],
+                config: BiGRUConfig | None = None, progress: bool = False):
+    """Train a BiGRU tagger on labelled sentences.
+
+    Args:
+        sentences: token lists; roles: aligned role-id lists.
+        config: :class:`BiGRUConfig`.
+        progress: show a tqdm bar over epochs.
+
+    Returns:
+        ``(model, vocab, history)``; ``history`` lists the mean training loss (nats) per epoch.
+
+    Raises:
+        ValueError: empty data or sentences and roles of different lengths.
+    """
+    cfg = config or BiGRUConfig()
+    if len(sentences) == 0 or len(sentences) != len(roles) or any(len(s) != len(r) for s, r in zip(sentences, roles, strict=True)):
+        raise ValueError("train_bigru needs non-empty sentences with one role per token")
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    vocab = build_vocab(sentences)
+    model = BiGRUTagger(len(vocab), cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    ids_all, lens_all = encode(sentences, vocab)
+    T = ids_all.shape[1]
+    y_all = torch.full((len(sentences), T), -100, dtype=torch.long)
+    for b, r in enumerate(roles):
+        y_all[b, : len(r)] = torch.tensor(r, dtype=torch.long)
+    epochs = range(cfg.epochs)
+    if progress:
+        from tqdm.auto import tqdm
+        epochs = tqdm(epochs, desc="BiGRU", leave=False)
+    history = []
+    model.train()
+    for _ in epochs:
+        order = torch.randperm(len(sentences), generator=gen)
+        total, n = 0.0, 0
+        for i in range(0, len(order), cfg.batch_size):
+            idx = order[i: i + cfg.batch_size]
+            lens = lens_all[idx]
+            Tb = int(lens.max())
+            ids, y = ids_all[idx, :Tb].clone(), y_all[idx, :Tb]
+            if cfg.word_dropout > 0:
+                drop = (torch.rand(ids.shape, generator=gen) < cfg.word_dropout) & (ids > 0)
+                ids[drop] = 1
+            logits = model(ids, lens)
+            loss = nn.functional.cross_entropy(logits.reshape(-1, cfg.n_roles), y.reshape(-1), ignore_index=-100)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total, n = total + loss.item() * len(idx), n + len(idx)
+        history.append(total / n)
+    model.eval()
+    return model, vocab, history
+
+
+@torch.no_grad()
+def predict_bigru(model: BiGRUTagger, vocab: dict[str, int], sentences: Sequence[Sequence[str]],
+                  batch_size: int = 256) -> np.ndarray:
+    """Predicted role ids of every token, sentence after sentence: ``(N_tokens,)``."""
+    out = []
+    for i in range(0, len(sentences), batch_size):
+        chunk = sentences[i: i + batch_size]
+        ids, lens = encode(chunk, vocab)
+        pred = model(ids, lens).argmax(-1)                                    # (B, T)
+        out.extend(pred[b, : len(s)].numpy() for b, s in enumerate(chunk))
+    return np.concatenate(out)
+
+
+def describe(cfg: BiGRUConfig, vocab_size: int) -> dict:
+    """The configuration as a JSON-able dict, plus the parameter count."""
+    n_params = sum(p.numel() for p in BiGRUTagger(vocab_size, cfg).parameters())
+    return {**asdict(cfg), "n_params": n_params}

@@ -1,0 +1,386 @@
+"""Synthetic grammars for Experiment 1: Grammar A (animals) and Grammar B (vehicles).
+
+The paper (brief, "Experiment 1") tags every token of sentences from two synthetic grammars
+with one of **20 grammatical roles**; the two grammars share their structure and have
+disjoint vocabularies. The grammar itself, the 20 roles and every probability below are
+**our design: the paper is silent** on them.
+
+Design
+------
+Both grammars use the same rules and the same *function words* (determiners, ``very``,
+the relative pronouns ``that``/``which``, prepositions, sentence adverbs, ``.``); their
+*content words* (nouns, adjectives, verbs) are disjoint. A sentence is
+
+    S   -> NP_subj VP [ADV] "."
+    NP  -> DET [[very] ADJ] NOUN [RC]            (an RC only below ``max_depth``)
+    RC  -> that VP_rel                           (subject relative: "that chases the cat")
+         | that NP_relsubj V_trans               (object relative:  "that the cat chases")
+    VP  -> V_action NP [with NP] [PP_loc] | V_psych NP [PP_loc]
+         | V_motion [to PLACE | with ANIMAL] [PP_loc] | V_unacc [PP_loc]
+
+Relative clauses nest (right-branching through the object, centre-embedding through the
+object relative's subject) up to ``max_depth`` (default 3). Every token carries its
+*embedding depth*: 0 in the main clause, d + 1 for ``that`` and everything inside a relative
+clause opened at depth d.
+
+The 20 roles are of two kinds (:data:`ROLE_KIND`):
+
+- **structural** (13): decided by the position in the construction given the word
+  categories, e.g. ``VERB_REL`` (the verb inside a relative clause) versus ``VERB_MAIN``;
+  they are the same in Grammar B, whose content words were never seen.
+- **lexical** (7): decided by *which content word* occurred: thematic roles of the main
+  subject and object depend on the main verb's class (same word order, different roles:
+  "the dog chases the cat" gives AGENT/PATIENT, "the dog fears the cat" EXPERIENCER/STIMULUS,
+  "the dog falls" THEME, a subject that undergoes the event), and the noun after ``with`` is
+  an INSTRUMENT or a COMPANION depending on the noun itself.
+
+Generation is deterministic per seed (``numpy.random.default_rng``); :func:`make_split`
+splits by sentence, with no sentence in both splits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+# ----------------------------------------------------------------------------- roles
+ROLES: tuple[str, ...] = (
+    # structural: decided by position in the construction
+    "DET", "DEGREE", "ADJ", "REL_PRON", "VERB_MAIN", "VERB_REL", "REL_SUBJ", "REL_OBJ",
+    "PREP", "LOCATION", "GOAL", "ADV", "END",
+    # lexical: decided by which content word occurred
+    "AGENT", "EXPERIENCER", "THEME", "PATIENT", "STIMULUS", "INSTRUMENT", "COMPANION",
+)
+"""The 20 role names; a role's id is its index here."""
+
+N_ROLES = len(ROLES)
+ROLE_ID: dict[str, int] = {r: i for i, r in enumerate(ROLES)}
+ROLE_KIND: dict[str, str] = {r: ("structural" if i < 13 else "lexical") for i, r in enumerate(ROLES)}
+"""``"structural"`` or ``"lexical"`` for each role name."""
+
+ROLE_DESCRIPTION: dict[str, str] = {
+    "DET": "determiner of any noun phrase",
+    "DEGREE": "'very' before an adjective",
+    "ADJ": "adjective before a noun",
+    "REL_PRON": "relative pronoun opening a relative clause",
+    "VERB_MAIN": "verb of the main clause",
+    "VERB_REL": "verb inside a relative clause",
+    "REL_SUBJ": "subject noun inside an object relative clause ('that [the cat] chases')",
+    "REL_OBJ": "object noun inside a subject relative clause ('that chases [the cat]')",
+    "PREP": "preposition",
+    "LOCATION": "noun after a locative preposition (near, on, under)",
+    "GOAL": "noun after 'to' (motion verbs)",
+    "ADV": "sentence adverb before the full stop",
+    "END": "the full stop",
+    "AGENT": "main subject of an action or motion verb",
+    "EXPERIENCER": "main subject of a psych verb",
+    "THEME": "main subject of an unaccusative verb (the subject undergoes the event)",
+    "PATIENT": "main object of an action verb",
+    "STIMULUS": "main object of a psych verb",
+    "INSTRUMENT": "noun after 'with' that is a tool",
+    "COMPANION": "noun after 'with' that is an animal (A) or a vehicle (B)",
+}
+
+# ----------------------------------------------------------------------------- lexicons
+FUNCTION_WORDS: dict[str, tuple[str, ...]] = {
+    "det": ("the", "a", "every", "some"),
+    "degree": ("very",),
+    "rel": ("that", "which"),
+    "loc_prep": ("near", "on", "under"),
+    "to": ("to",),
+    "with": ("with",),
+    "adv": ("often", "again", "today"),
+    "end": (".",),
+}
+"""Shared by both grammars."""
+
+LEXICONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "A": {
+        "animate": ("dog", "cat", "fox", "bird", "horse", "mouse", "wolf", "bear", "rabbit", "goat",
+                    "owl", "frog"),
+        "tool": ("stick", "bone", "rope", "stone"),
+        "place": ("tree", "river", "barn", "hill", "field", "pond"),
+        "adj": ("big", "small", "brown", "old", "young", "furry"),
+        "v_action": ("chases", "bites", "kicks", "licks", "scratches"),
+        "v_psych": ("fears", "loves", "hates", "trusts"),
+        "v_motion": ("runs", "walks", "jumps", "swims"),
+        "v_unacc": ("falls", "trips", "sinks", "faints"),
+    },
+    "B": {
+        "animate": ("truck", "bus", "car", "van", "train", "tram", "taxi", "bike", "boat", "plane",
+                    "tractor", "scooter"),
+        "tool": ("wrench", "cable", "jack", "hose"),
+        "place": ("garage", "road", "bridge", "depot", "tunnel", "station"),
+        "adj": ("red", "fast", "heavy", "rusty", "shiny", "electric"),
+        "v_action": ("tows", "rams", "hits", "pushes", "bumps"),
+        "v_psych": ("detects", "tracks", "senses", "ignores"),
+        "v_motion": ("drives", "rolls", "speeds", "cruises"),
+        "v_unacc": ("stalls", "breaks", "rusts", "crashes"),
+    },
+}
+"""Content words of Grammar A (animals) and Grammar B (vehicles): same categories, disjoint words."""
+
+GRAMMARS: tuple[str, ...] = tuple(LEXICONS)
+
+# Thematic roles of the main clause by verb class (the lexical roles).
+_SUBJ_ROLE = {"v_action": "AGENT", "v_motion": "AGENT", "v_psych": "EXPERIENCER", "v_unacc": "THEME"}
+_OBJ_ROLE = {"v_action": "PATIENT", "v_psych": "STIMULUS"}
+
+
+@dataclass(frozen=True)
+class GrammarConfig:
+    """Probabilities of the optional constructions (our design: the paper is silent).
+
+    ``verb_class_p`` weights the verb classes (action, psych, motion, unaccusative);
+    ``rc_p`` is the probability that an eligible noun phrase gets a relative clause, and
+    ``object_rc_p`` the share of relative clauses that are object relatives.
+    """
+
+    max_depth: int = 3           # deepest relative-clause nesting (levels)
+    rc_p: float = 0.4            # P(noun phrase gets a relative clause), per eligible NP
+    object_rc_p: float = 0.4     # P(relative clause is an object relative)
+    adj_p: float = 0.3           # P(noun phrase has an adjective)
+    degree_p: float = 0.3        # P('very' | adjective)
+    with_p: float = 0.3          # P('with' phrase | action or motion verb)
+    goal_p: float = 0.4          # P('to' phrase | motion verb, no 'with')
+    loc_p: float = 0.25          # P(locative phrase) in the main clause
+    loc_rel_p: float = 0.1       # P(locative phrase) inside a subject relative clause
+    adv_p: float = 0.2           # P(sentence adverb)
+    instrument_p: float = 0.6    # P(tool | 'with' after an action verb); else an animate noun
+    verb_class_p: tuple[float, float, float, float] = (0.4, 0.2, 0.2, 0.2)
+
+    def __post_init__(self):
+        if not (0 <= self.max_depth <= 8):
+            raise ValueError(f"max_depth must be in 0..8, got {self.max_depth}")
+        for name in ("rc_p", "object_rc_p", "adj_p", "degree_p", "with_p", "goal_p", "loc_p",
+                     "loc_rel_p", "adv_p", "instrument_p"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], got {v}")
+        if len(self.verb_class_p) != 4 or abs(sum(self.verb_class_p) - 1) > 1e-9 or min(self.verb_class_p) < 0:
+            raise ValueError(f"verb_class_p must be 4 non-negative numbers summing to 1, got {self.verb_class_p}")
+
+
+_VERB_CLASSES = ("v_action", "v_psych", "v_motion", "v_unacc")
+
+
+@dataclass
+class Corpus:
+    """Sentences with one role id and one embedding depth per token.
+
+    Attributes:
+        grammar: ``"A"`` or ``"B"``.
+        sentences: list of token lists (words).
+        roles: list of role-id lists (ids index :data:`ROLES`), aligned with ``sentences``.
+        depths: list of depth lists (0 = main clause), aligned with ``sentences``.
+    """
+
+    grammar: str
+    sentences: list[list[str]] = field(default_factory=list)
+    roles: list[list[int]] = field(default_factory=list)
+    depths: list[list[int]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def n_tokens(self) -> int:
+        return sum(len(s) for s in self.sentences)
+
+    def flat_roles(self) -> np.ndarray:
+        """``(N,)`` role ids of all tokens, sentence after sentence."""
+        return np.fromiter((r for rs in self.roles for r in rs), dtype=np.int64, count=self.n_tokens)
+
+    def flat_depths(self) -> np.ndarray:
+        """``(N,)`` embedding depths of all tokens, sentence after sentence."""
+        return np.fromiter((d for ds in self.depths for d in ds), dtype=np.int64, count=self.n_tokens)
+
+    def flat_words(self) -> list[str]:
+        """All tokens, sentence after sentence (length N)."""
+        return [w for s in self.sentences for w in s]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per token: sentence, position, word, role id and name, role kind, depth."""
+        rows = [(i, t, w, r, ROLES[r], ROLE_KIND[ROLES[r]], d)
+                for i, (s, rs, ds) in enumerate(zip(self.sentences, self.roles, self.depths, strict=True))
+                for t, (w, r, d) in enumerate(zip(s, rs, ds, strict=True))]
+        return pd.DataFrame(rows, columns=["sentence", "position", "word", "role_id", "role", "kind", "depth"])
+
+
+def check_grammar(grammar: str) -> str:
+    """Return ``grammar`` if known. Raises ValueError naming the allowed ones."""
+    if grammar not in LEXICONS:
+        raise ValueError(f"unknown grammar {grammar!r}; allowed: {', '.join(GRAMMARS)}")
+    return grammar
+
+
+def content_words(grammar: str) -> set[str]:
+    """The content words of ``grammar`` (nouns, adjectives, verbs)."""
+    return {w for ws in LEXICONS[check_grammar(grammar)].values() for w in ws}
+
+
+def function_words() -> set[str]:
+    """The function words shared by both grammars."""
+    return {w for ws in FUNCTION_WORDS.values() for w in ws}
+
+
+def vocabulary(grammar: str) -> list[str]:
+    """All words of ``grammar``, sorted (function words included)."""
+    return sorted(content_words(grammar) | function_words())
+
+
+class _Generator:
+    """One sentence at a time: a recursive generator over the rules in the module docstring."""
+
+    def __init__(self, grammar: str, cfg: GrammarConfig, rng: np.random.Generator):
+        self.lex, self.cfg, self.rng = LEXICONS[grammar], cfg, rng
+        self.out: list[tuple[str, str, int]] = []
+
+    def pick(self, words: Sequence[str]) -> str:
+        return words[int(self.rng.integers(len(words)))]
+
+    def coin(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def emit(self, word: str, role: str, depth: int) -> None:
+        self.out.append((word, role, depth))
+
+    def verb_class(self, transitive_only: bool = False) -> str:
+        p = np.asarray(self.cfg.verb_class_p[:2] if transitive_only else self.cfg.verb_class_p, float)
+        return _VERB_CLASSES[int(self.rng.choice(len(p), p=p / p.sum()))]
+
+    def np_(self, role: str, depth: int, noun_cat: str = "animate", rc_allowed: bool = True) -> None:
+        """DET [[very] ADJ] NOUN [RC]."""
+        cfg = self.cfg
+        self.emit(self.pick(FUNCTION_WORDS["det"]), "DET", depth)
+        if self.coin(cfg.adj_p):
+            if self.coin(cfg.degree_p):
+                self.emit("very", "DEGREE", depth)
+            self.emit(self.pick(self.lex["adj"]), "ADJ", depth)
+        self.emit(self.pick(self.lex[noun_cat]), role, depth)
+        if rc_allowed and depth < cfg.max_depth and self.coin(cfg.rc_p):
+            self.rc(depth + 1)
+
+    def rc(self, depth: int) -> None:
+        """that VP_rel | that NP V_trans, every token at ``depth``."""
+        self.emit(self.pick(FUNCTION_WORDS["rel"]), "REL_PRON", depth)
+        if self.coin(self.cfg.object_rc_p):
+            self.np_("REL_SUBJ", depth)
+            self.emit(self.pick(self.lex[self.verb_class(transitive_only=True)]), "VERB_REL", depth)
+        else:
+            self.vp(depth, main=False)
+
+    def pp(self, prep_cat: str, noun_role: str, noun_cat: str, depth: int) -> None:
+        self.emit(self.pick(FUNCTION_WORDS[prep_cat]), "PREP", depth)
+        self.np_(noun_role, depth, noun_cat, rc_allowed=False)
+
+    def vp(self, depth: int, main: bool) -> str:
+        """Verb and its complements; returns the verb class."""
+        cfg = self.cfg
+        vc = self.verb_class()
+        self.emit(self.pick(self.lex[vc]), "VERB_MAIN" if main else "VERB_REL", depth)
+        if vc in _OBJ_ROLE:
+            self.np_(_OBJ_ROLE[vc] if main else "REL_OBJ", depth)
+        if vc == "v_action" and self.coin(cfg.with_p):
+            tool = self.coin(cfg.instrument_p)
+            self.pp("with", "INSTRUMENT" if tool else "COMPANION", "tool" if tool else "animate", depth)
+        elif vc == "v_motion":
+            if self.coin(cfg.with_p):
+                self.pp("with", "COMPANION", "animate", depth)
+            elif self.coin(cfg.goal_p):
+                self.pp("to", "GOAL", "place", depth)
+        if self.coin(cfg.loc_p if main else cfg.loc_rel_p):
+            self.pp("loc_prep", "LOCATION", "place", depth)
+        return vc
+
+    def sentence(self) -> list[tuple[str, str, int]]:
+        self.out = []
+        self.np_("SUBJ", 0)                       # placeholder, fixed once the main verb is known
+        subj_at = next(i for i, (_, r, _) in enumerate(self.out) if r == "SUBJ")
+        vc = self.vp(0, main=True)
+        w, _, d = self.out[subj_at]
+        self.out[subj_at] = (w, _SUBJ_ROLE[vc], d)
+        if self.coin(self.cfg.adv_p):
+            self.emit(self.pick(FUNCTION_WORDS["adv"]), "ADV", 0)
+        self.emit(".", "END", 0)
+        return self.out
+
+
+def generate(grammar: str, n_sentences: int, seed: int, config: GrammarConfig | None = None,
+             exclude: Iterable[tuple[str, ...]] = ()) -> Corpus:
+    """``n_sentences`` distinct sentences of ``grammar``, deterministic in ``seed``.
+
+    Args:
+        grammar: ``"A"`` (animals) or ``"B"`` (vehicles).
+        n_sentences: how many distinct sentences.
+        seed: the random seed (same seed and arguments -> same corpus).
+        config: construction probabilities (default :class:`GrammarConfig`).
+        exclude: sentences (tuples of words) that must not be generated.
+
+    Raises:
+        ValueError: unknown grammar, ``n_sentences`` < 0, or the grammar cannot produce that
+        many distinct sentences.
+    """
+    check_grammar(grammar)
+    if n_sentences < 0:
+        raise ValueError(f"n_sentences must be >= 0, got {n_sentences}")
+    cfg = config or GrammarConfig()
+    gen = _Generator(grammar, cfg, np.random.default_rng([seed, GRAMMARS.index(grammar)]))
+    seen = set(map(tuple, exclude))
+    corpus = Corpus(grammar)
+    tries = 0
+    while len(corpus) < n_sentences:
+        tries += 1
+        if tries > 20 * n_sentences + 1000:
+            raise ValueError(f"could not draw {n_sentences} distinct sentences of grammar {grammar}")
+        toks = gen.sentence()
+        words = tuple(w for w, _, _ in toks)
+        if words in seen:
+            continue
+        seen.add(words)
+        corpus.sentences.append(list(words))
+        corpus.roles.append([ROLE_ID[r] for _, r, _ in toks])
+        corpus.depths.append([d for _, _, d in toks])
+    return corpus
+
+
+def make_split(grammar: str, n_train: int, n_test: int, seed: int,
+               config: GrammarConfig | None = None) -> tuple[Corpus, Corpus]:
+    """Train and test corpora of ``grammar``, split by sentence (no sentence in both).
+
+    Returns:
+        ``(train, test)``, deterministic in ``seed``.
+    """
+    both = generate(grammar, n_train + n_test, seed, config)
+    train = Corpus(grammar, both.sentences[:n_train], both.roles[:n_train], both.depths[:n_train])
+    test = Corpus(grammar, both.sentences[n_train:], both.roles[n_train:], both.depths[n_train:])
+    return train, test
+
+
+def role_inventory(corpus: Corpus | None = None) -> pd.DataFrame:
+    """The 20 roles as a table: id, name, kind, description, an example word from each
+    grammar, and, given a corpus, each role's share of its tokens and mean embedding depth."""
+    examples = {g: _examples(g) for g in GRAMMARS}
+    df = pd.DataFrame({"id": range(N_ROLES), "role": ROLES, "kind": [ROLE_KIND[r] for r in ROLES],
+                       "description": [ROLE_DESCRIPTION[r] for r in ROLES],
+                       "example_A": [examples["A"][r] for r in ROLES],
+                       "example_B": [examples["B"][r] for r in ROLES]})
+    if corpus is not None:
+        tok = corpus.to_frame()
+        share = tok["role_id"].value_counts(normalize=True)
+        depth = tok.groupby("role_id")["depth"].mean()
+        df["share"] = [float(share.get(i, 0.0)) for i in range(N_ROLES)]
+        df["mean_depth"] = [float(depth.get(i, np.nan)) for i in range(N_ROLES)]
+    return df
+
+
+def _examples(grammar: str) -> dict[str, str]:
+    lex = LEXICONS[grammar]
+    return {"DET": "the", "DEGREE": "very", "ADJ": lex["adj"][0], "REL_PRON": "that",
+            "VERB_MAIN": lex["v_action"][0], "VERB_REL": lex["v_action"][0], "REL_SUBJ": lex["animate"][1],
+            "REL_OBJ": lex["animate"][1], "PREP": "near", "LOCATION": lex["place"][0], "GOAL": lex["place"][1],
+            "ADV": "often", "END": ".", "AGENT": lex["animate"][0], "EXPERIENCER": lex["animate"][0],
+            "THEME": lex["animate"][0], "PATIENT": lex["animate"][1], "STIMULUS": lex["animate"][1],
+            "INSTRUMENT": lex["tool"][0], "COMPANION": lex["animate"][2]}
