@@ -48,7 +48,53 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
         },
-        "transfer": {},
+        "transfer": {  # notebook 02: transfer A -> B, ablations, lag decodability (seconds)
+            "n_train": 150,              # training sentences of Grammar A
+            "n_test": 60,                # held-out sentences of Grammar A
+            "n_test_B": 60,              # sentences of Grammar B (never trained on)
+            "max_depth": 3,               # deepest relative-clause nesting (levels)
+            "seeds": [0, 1],  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
+            "spcn": {                     # paper_lib.spcn.SPCNConfig (the grammar_probe section's)
+                "d_code": 64,             # word input code width (dims)
+                "n_levels": 2,            # levels of columns
+                "n_columns": 4,            # columns per level
+                "column_size": 16,        # units per column
+                "top_k": 2,               # active units per column
+                "alphas": [0.5, 0.1, 0.02],  # EMA rates (the paper's)
+                "rule": "pghu",           # headline rule: pghu | hebbian | none
+                "lr": 1.0,                # PGHU step (dimensionless, normalised LMS)
+                "beta": 0.05,             # PGHU error-statistics rate (per minibatch)
+                "epochs": 1,              # passes over the training sentences, per level
+                "batch_size": 32,         # sentences per update
+            },
+            "rules": ["pghu", "hebbian", "none"],  # learning-rule ablation (one SPCN each)
+            "probe_C": 1.0,               # inverse L2 strength of the logistic probe
+            "probe_max_iter": 20,         # lbfgs iterations (budget)
+            "probe_word_dropout": 0.1,    # P(A-train token -> fresh unseen word) for the parity-control probe
+            "n_clusters": 32,           # K of the label-free readout (majority mapping)
+            "bigru": {                    # paper_lib.baselines.BiGRUConfig
+                "d_embed": 32,            # dims
+                "d_hidden": 64,           # dims per direction
+                "lr": 0.003,              # Adam step
+                "epochs": 2,              # passes over the training sentences
+                "batch_size": 32,         # sentences per step
+                "word_dropout": 0.1,      # P(training token -> <unk>)
+            },
+            "bigru_word_dropouts": [],  # extra BiGRUs with these word-dropout rates (sensitivity)
+            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "lag": {                      # lag decodability (paper_lib.lag_probe)
+                "enabled": True,          # run it
+                "max_lag": 16,            # largest k (tokens)
+                "doc_sentences": 8,       # sentences joined into one document (tokens run across them)
+                "ridge": 1.0,             # L2 strength of the least-squares probe
+                "gru": {                  # paper_lib.baselines.GRULMConfig (d_hidden = trace-bank width)
+                    "d_embed": 32,        # dims
+                    "lr": 0.003,          # Adam step
+                    "epochs": 1,          # passes over the training documents
+                    "batch_size": 16,     # documents per step
+                },
+            },
+        },
         "spen": {  # notebook 03: SPEN vs the matched Transformer (tiny: seconds)
             "corpus": "wiki_sample",      # training/validation source (paper_lib.corpus)
             "val_corpus": None,           # None: the corpus's own held-out articles
@@ -133,7 +179,53 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
         },
-        "transfer": {},
+        "transfer": {  # notebook 02: transfer A -> B, ablations, lag decodability (~6 min on 2 idle cores)
+            "n_train": 2000,              # training sentences of Grammar A
+            "n_test": 500,                # held-out sentences of Grammar A
+            "n_test_B": 500,              # sentences of Grammar B (never trained on)
+            "max_depth": 3,               # deepest relative-clause nesting (levels)
+            "seeds": [0, 1, 2, 3, 4],  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
+            "spcn": {                     # paper_lib.spcn.SPCNConfig (the grammar_probe section's)
+                "d_code": 128,             # word input code width (dims)
+                "n_levels": 2,            # levels of columns
+                "n_columns": 8,            # columns per level
+                "column_size": 16,        # units per column
+                "top_k": 2,               # active units per column
+                "alphas": [0.5, 0.1, 0.02],  # EMA rates (the paper's)
+                "rule": "pghu",           # headline rule: pghu | hebbian | none
+                "lr": 1.0,                # PGHU step (dimensionless, normalised LMS)
+                "beta": 0.05,             # PGHU error-statistics rate (per minibatch)
+                "epochs": 3,              # passes over the training sentences, per level
+                "batch_size": 32,         # sentences per update
+            },
+            "rules": ["pghu", "hebbian", "none"],  # learning-rule ablation (one SPCN each)
+            "probe_C": 1.0,               # inverse L2 strength of the logistic probe
+            "probe_max_iter": 50,         # lbfgs iterations (budget)
+            "probe_word_dropout": 0.1,    # P(A-train token -> fresh unseen word) for the parity-control probe
+            "n_clusters": 128,           # K of the label-free readout (majority mapping)
+            "bigru": {                    # paper_lib.baselines.BiGRUConfig
+                "d_embed": 32,            # dims
+                "d_hidden": 64,           # dims per direction
+                "lr": 0.003,              # Adam step
+                "epochs": 6,              # passes over the training sentences
+                "batch_size": 32,         # sentences per step
+                "word_dropout": 0.1,      # P(training token -> <unk>)
+            },
+            "bigru_word_dropouts": [0.0, 0.3],  # extra BiGRUs with these word-dropout rates (sensitivity)
+            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "lag": {                      # lag decodability (paper_lib.lag_probe)
+                "enabled": True,          # run it
+                "max_lag": 16,            # largest k (tokens)
+                "doc_sentences": 8,       # sentences joined into one document (tokens run across them)
+                "ridge": 1.0,             # L2 strength of the least-squares probe
+                "gru": {                  # paper_lib.baselines.GRULMConfig (d_hidden = trace-bank width)
+                    "d_embed": 32,        # dims
+                    "lr": 0.003,          # Adam step
+                    "epochs": 4,          # passes over the training documents
+                    "batch_size": 16,     # documents per step
+                },
+            },
+        },
         "spen": {  # notebook 03: SPEN vs the matched Transformer, both ~5.5M parameters (~10 min)
             "corpus": "wiki_sample",      # training/validation source (paper_lib.corpus)
             "val_corpus": None,           # None: the corpus's own held-out articles
@@ -219,7 +311,53 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
         },
-        "transfer": {},
+        "transfer": {  # notebook 02: transfer A -> B, ablations, lag decodability (larger corpus and SPCN)
+            "n_train": 10000,              # training sentences of Grammar A
+            "n_test": 2000,                # held-out sentences of Grammar A
+            "n_test_B": 2000,              # sentences of Grammar B (never trained on)
+            "max_depth": 3,               # deepest relative-clause nesting (levels)
+            "seeds": list(range(10)),  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
+            "spcn": {                     # paper_lib.spcn.SPCNConfig (the grammar_probe section's)
+                "d_code": 128,             # word input code width (dims)
+                "n_levels": 2,            # levels of columns
+                "n_columns": 16,            # columns per level
+                "column_size": 16,        # units per column
+                "top_k": 2,               # active units per column
+                "alphas": [0.5, 0.1, 0.02],  # EMA rates (the paper's)
+                "rule": "pghu",           # headline rule: pghu | hebbian | none
+                "lr": 1.0,                # PGHU step (dimensionless, normalised LMS)
+                "beta": 0.05,             # PGHU error-statistics rate (per minibatch)
+                "epochs": 5,              # passes over the training sentences, per level
+                "batch_size": 32,         # sentences per update
+            },
+            "rules": ["pghu", "hebbian", "none"],  # learning-rule ablation (one SPCN each)
+            "probe_C": 1.0,               # inverse L2 strength of the logistic probe
+            "probe_max_iter": 200,         # lbfgs iterations (budget)
+            "probe_word_dropout": 0.1,    # P(A-train token -> fresh unseen word) for the parity-control probe
+            "n_clusters": 256,           # K of the label-free readout (majority mapping)
+            "bigru": {                    # paper_lib.baselines.BiGRUConfig
+                "d_embed": 32,            # dims
+                "d_hidden": 64,           # dims per direction
+                "lr": 0.003,              # Adam step
+                "epochs": 10,              # passes over the training sentences
+                "batch_size": 32,         # sentences per step
+                "word_dropout": 0.1,      # P(training token -> <unk>)
+            },
+            "bigru_word_dropouts": [0.0, 0.3],  # extra BiGRUs with these word-dropout rates (sensitivity)
+            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "lag": {                      # lag decodability (paper_lib.lag_probe)
+                "enabled": True,          # run it
+                "max_lag": 16,            # largest k (tokens)
+                "doc_sentences": 8,       # sentences joined into one document (tokens run across them)
+                "ridge": 1.0,             # L2 strength of the least-squares probe
+                "gru": {                  # paper_lib.baselines.GRULMConfig (d_hidden = trace-bank width)
+                    "d_embed": 32,        # dims
+                    "lr": 0.003,          # Adam step
+                    "epochs": 8,          # passes over the training documents
+                    "batch_size": 16,     # documents per step
+                },
+            },
+        },
         "spen": {  # notebook 03 at the paper's scale (a GPU; C4, GPT-2 tokenizer, ~128M parameters)
             "corpus": "c4",               # C4 English, streaming (network)
             "val_corpus": None,           # None: C4's validation split

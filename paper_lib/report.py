@@ -94,11 +94,13 @@ CLAIMS: tuple[Claim, ...] = (
           ("bigru_lexical_acc_A", "spcn_lexical_acc_A"),
           _beats("bigru_lexical_acc_A", "spcn_lexical_acc_A", margin=0.10)),
     Claim("EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)", "~7.9x", "03_spen_train",
-          ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), _at_least("ppl_ratio", 3.9, 1.5)),
+          ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), _at_least("ppl_ratio", 3.9, 1.5),
+          "table3_perplexity.md"),
     Claim("Predictor ablation: linear, linear attention, softmax attention give the same loss",
           "7.60 nats, all three", "04_predictor_ablation",
           ("loss_linear", "loss_linear_attention", "loss_softmax_attention"),
-          _spread(["loss_linear", "loss_linear_attention", "loss_softmax_attention"], 0.02, 0.05)),
+          _spread(["loss_linear", "loss_linear_attention", "loss_softmax_attention"], 0.02, 0.05),
+          "table4_ablation.md"),
 )
 
 

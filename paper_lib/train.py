@@ -440,8 +440,10 @@ def train_config(settings: dict, seed: int, **overrides) -> TrainConfig:
 
 
 def train_and_evaluate(kind: str, settings: dict, data: dict, seed: int, progress: bool = True,
-                       out_dir: str | Path | None = None) -> dict:
+                       out_dir: str | Path | None = None, desc: str | None = None) -> dict:
     """Train one model of a profile's ``spen`` section and evaluate it (notebook 03's unit of work).
+
+    ``desc`` labels the progress bar (default ``"<kind> seed <seed>"``).
 
     Returns ``{"model", "seed", "params", "history" (DataFrame), "train_tokens_per_s",
     "val": evaluate(...), "ood": evaluate(...)}`` (see :func:`evaluate`).
@@ -449,7 +451,8 @@ def train_and_evaluate(kind: str, settings: dict, data: dict, seed: int, progres
     sizes = sizes_for(kind, model_sizes(settings, data["tokenizer"].get_vocab_size()))
     model = build_model(kind, seed=seed, **sizes)
     cfg = train_config(settings, seed)
-    res = train(model, data["train"], cfg, out_dir=out_dir, progress=progress, desc=f"{kind} seed {seed}")
+    res = train(model, data["train"], cfg, out_dir=out_dir, progress=progress,
+                desc=desc or f"{kind} seed {seed}")
     ev = {split: evaluate(model, data[split], cfg.seq_len, max_tokens=settings.get("eval_tokens"))
           for split in ("val", "ood")}
     return {"model": kind, "seed": seed, "params": count_params(model), "history": res.history,

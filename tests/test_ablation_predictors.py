@@ -151,3 +151,8 @@ def test_ablation_metrics_gap_closed():
     assert m["loss_linear"] == pytest.approx([6.0, 6.1])
     assert m["gap_closed_token_attention"] == pytest.approx([0.5, 0.5])
     assert m["bounded_spread"] == pytest.approx([0.12 / 6.0, 0.12 / 6.1])
+    assert m["gap_transformer_nats"] == pytest.approx([1.0, 1.0])
+    worse = pd.DataFrame(rows).assign(val_loss=lambda d: d.val_loss.where(d.model != "transformer", 6.5))
+    m = ablation_metrics(worse)  # a Transformer worse than SPEN: no gap to close, no gap_closed_*
+    assert m["gap_transformer_nats"] == pytest.approx([-0.5, -0.4])
+    assert not any(k.startswith("gap_closed_") for k in m)

@@ -21,6 +21,8 @@ REQUIRED_METRICS = {
                     "spcn_lexical_acc_A", "bigru_lexical_acc_A", "spcn_deep_acc_A"],
     "03_spen_train": ["spen_val_ppl", "transformer_val_ppl", "ppl_ratio", "spen_ood_ppl",
                       "transformer_ood_ppl", "spen_tokens_per_s", "transformer_tokens_per_s"],
+    "04_predictor_ablation": ["loss_linear", "loss_linear_attention", "loss_softmax_attention",
+                              "loss_history_attention", "loss_selective", "loss_token_attention"],
 }
 SMOKE_BUDGET_S = 120  # seconds per notebook at the smoke profile (issue: "under 2 minutes")
 

@@ -1,0 +1,246 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation: {extension: .py, format_name: percent}
+#   kernelspec: {display_name: Python 3, language: python, name: python3}
+# ---
+
+# %% [markdown]
+# # 04 · The predictor ablation: is the bottleneck the traces or the reader?
+#
+# **The paper's claim (Experiment 2, predictor ablation).** Keep SPEN's EMA traces and swap
+# the module that predicts `x_hat_t` from them: a linear projection, linear attention, full
+# softmax attention. The loss does not move (**about 7.60 nats** for all three). The paper's
+# conclusion: EMA is lossy, data-independent compression, and by the data processing
+# inequality no reader of the traces can recover what they discarded; only learned,
+# input-dependent selection (gates, attention, Mamba-style transitions) avoids it.
+#
+# **What we run.** The paper's three readers of the trace bank at `t`, and three controls of
+# ours that see *more* than that bank, each a predictor of `paper_lib/ablation_predictors.py`
+# behind the one interface of `paper_lib/predictors.py`:
+# - `history_attention`: causal softmax attention over all past trace banks `h_1..h_t`. Not
+#   bounded by the inequality: past banks determine past inputs,
+#   `u_{t-1} = (h_t - (1 - alpha) h_{t-1}) / alpha`.
+# - `selective`: an EMA whose rate `alpha_t` is computed from the input (the selection the
+#   paper says is needed).
+# - `token_attention`: plain causal self-attention over the block inputs `u_{<t}`.
+#
+# Every SPEN, and a matched GPT-2-style Transformer trained here, has the same parameter
+# budget (within 5%, checked before training) and sees the same tokens, with notebook 03's
+# corpus, tokenizer and training code (`paper_lib.train`). Over what the attention readers
+# attend, their sizes, the query's source and the training budget are our design (the paper
+# is silent); the settings live in `paper_lib/profiles.py`, section `ablation`.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper
+seeds = None  # list of ints; None uses the seeds of the profile
+steps = None  # optimizer steps per model, None uses the profile value
+predictors = None  # list of predictor names; None uses the profile's (all six)
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import torch
+from IPython.display import Markdown, display
+
+from paper_lib import ablation_predictors as ap
+from paper_lib.ablation import (
+    PAPER_LOSS_NATS,
+    ablation_metrics,
+    ablation_settings,
+    ablation_table,
+    budget_table,
+    per_seed_values,
+    run_ablation,
+)
+from paper_lib.profiles import get_profile
+from paper_lib.provenance import Outputs
+from paper_lib.stats import mean_ci95
+from paper_lib.train import prepare_data
+
+t_start = time.perf_counter()
+torch.set_num_threads(2)
+settings = ablation_settings(get_profile(profile))
+if seeds is not None:
+    settings["seeds"] = list(seeds)
+if steps is not None:
+    settings["steps"] = int(steps)
+if predictors is not None:
+    settings["predictors"] = list(predictors)
+SEEDS = settings["seeds"]
+out = Outputs("04_predictor_ablation", profile, settings, SEEDS)
+sns.set_theme(style="whitegrid")
+
+# %% [markdown]
+# ## Data: notebook 03's corpus, tokenizer and token streams
+
+# %%
+data = prepare_data(settings)
+vocab_size = data["tokenizer"].get_vocab_size()
+train_tokens = settings["steps"] * settings["batch_size"] * settings["seq_len"]
+display(Markdown(
+    f"Corpus `{settings['corpus']}` ({len(data['train']):,} training tokens, {len(data['val']):,} held-out tokens), "
+    f"tokenizer `{settings['tokenizer']}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
+    f"{settings['steps']} steps x {settings['batch_size']} sequences x {settings['seq_len']} tokens = "
+    f"**{train_tokens:,} tokens**, the same batches for every model of a seed; held-out loss on up to "
+    f"{settings['eval_tokens']:,} tokens of held-out articles."))
+
+# %% [markdown]
+# ## The predictors at one parameter budget
+# Each predictor is sized to the linear one's `S d^2 + d` parameters (`S` = 3 rates); the
+# check below fails the notebook if any model lies more than 5% from SPEN-linear.
+
+# %%
+budget = budget_table(settings, vocab_size)
+budget.insert(1, "sees", budget.model.map(ap.SEES).fillna("u_{<=t} (GPT-2 style, position embeddings)"))
+budget.insert(1, "group", budget.model.map(lambda n: "paper" if n in ap.PAPER_PREDICTORS else
+                                           "control (ours)" if n in ap.CONTROL_PREDICTORS else "matched Transformer"))
+out.save_table(budget, "parameter_budget", floatfmt=".4f")
+display(budget)
+display(Markdown(f"Largest difference to SPEN-linear's {budget.parameters.iloc[0]:,} parameters: "
+                 f"**{budget.vs_linear.abs().max():.2%}** (allowed {settings['budget_tol']:.0%})."))
+
+# %% [markdown]
+# ## Training every model on the same tokens
+
+# %%
+per_seed, curves = run_ablation(settings, data, SEEDS)
+out.save_data(per_seed, "per_seed")
+out.save_data(curves, "learning_curves")
+display(per_seed[["model", "seed", "val_loss", "val_ppl", "train_tokens_per_s"]].round(3))
+
+# %% [markdown]
+# ## Table 4: held-out loss of every predictor
+
+# %%
+table4 = ablation_table(per_seed)
+out.save_table(table4, "table4_ablation")
+display(table4)
+metrics = ablation_metrics(per_seed)
+names = list(per_seed.model.unique())
+bounded = [n for n in ap.PAPER_PREDICTORS if n in names]
+controls = [n for n in ap.CONTROL_PREDICTORS if n in names]
+loss = {n: mean_ci95(metrics[f"loss_{n}"])["mean"] for n in names}
+spread = mean_ci95(metrics["bounded_spread"])["mean"] if "bounded_spread" in metrics else float("nan")
+display(Markdown(
+    f"Mean ± 95% CI over {len(SEEDS)} seed(s), held-out loss in nats per token. "
+    f"**The paper's three readers** reach {', '.join(f'{n} {loss[n]:.3f}' for n in bounded)} nats: a spread "
+    f"(max - min over mean, per seed, averaged) of **{spread:.2%}**, "
+    + ("within" if spread <= 0.02 else "outside")
+    + f" the 2% we take as \"the same loss\" (the paper: identical, {PAPER_LOSS_NATS:.2f} nats). "
+    f"Our absolute losses are not comparable with the paper's {PAPER_LOSS_NATS:.2f} nats: our models are about "
+    f"{128_356_608 / budget.parameters.iloc[0]:.0f}x smaller, trained on {train_tokens:,} tokens of a different "
+    "corpus with a different tokenizer; the comparison that carries over is between predictors."))
+
+# %% [markdown]
+# ## Do the controls close the gap to the Transformer?
+# `gap closed` = (loss of SPEN-linear - loss of the control) / (loss of SPEN-linear - loss of
+# the Transformer), per seed: 0 means no better than the traces' reader, 1 means as good as
+# the Transformer trained here at the same budget on the same tokens. It is defined only when
+# the Transformer beats SPEN-linear on every seed; otherwise there is no gap to close and we
+# compare the controls with the paper's readers directly.
+
+# %%
+if controls:
+    gap_rows = [{"control": n, "sees": ap.SEES[n], "loss (nats)": loss[n],
+                 "gain over linear (nats)": loss["linear"] - loss[n]} for n in controls]
+    for r in gap_rows:
+        if f"gap_closed_{r['control']}" in metrics:
+            s = mean_ci95(metrics[f"gap_closed_{r['control']}"])
+            r.update({"gap closed": s["mean"], "gap closed, 95% CI": s["ci95"]})
+    gap_table = pd.DataFrame(gap_rows)
+    out.save_table(gap_table, "gap_closed")
+    display(gap_table)
+    best = gap_table.loc[gap_table["loss (nats)"].idxmin()]
+    # per seed: best of the paper's readers minus the best control (nats; > 0: the control is better)
+    edge = mean_ci95(np.min([per_seed_values(per_seed, n) for n in bounded], axis=0)
+                     - per_seed_values(per_seed, best["control"]))
+    readers_range = max(loss[n] for n in bounded) - min(loss[n] for n in bounded)
+    clear = edge["n"] >= 2 and edge["mean"] - edge["ci95"] > 0 and edge["mean"] > readers_range
+    if "gap_transformer_nats" not in metrics:
+        text = "No Transformer was trained in this run. "
+    elif "gap closed" in gap_table:
+        text = (f"The Transformer reaches **{loss['transformer']:.3f} nats**, SPEN-linear **{loss['linear']:.3f}**: a "
+                f"gap of **{loss['linear'] - loss['transformer']:.3f} nats** at equal parameters and tokens. "
+                + " ".join(f"`{r['control']}` closes **{r['gap closed']:.0%}** of it ({r['loss (nats)']:.3f} nats)."
+                           for _, r in gap_table.iterrows()) + " ")
+    else:
+        g = mean_ci95(metrics["gap_transformer_nats"])
+        text = (f"The Transformer trained here reaches **{loss['transformer']:.3f} nats** against SPEN-linear's "
+                f"**{loss['linear']:.3f}** (SPEN-linear minus Transformer: {g['mean']:+.3f} nats per seed, 95% CI "
+                f"± {g['ci95']:.3f}): at this budget the Transformer "
+                + ("does not beat SPEN on every seed" if g["mean"] > 0 else "is *worse* than SPEN")
+                + ", so there is no gap for the controls to close and the paper's 8x perplexity gap does not "
+                "appear at this scale (notebook 03 tests it at a larger budget). ")
+    display(Markdown(
+        text + f"The best control, `{best['control']}` ({best['loss (nats)']:.3f} nats), beats the best of the "
+        f"paper's readers by **{edge['mean']:+.3f} nats** per seed (95% CI ± {edge['ci95']:.3f}, {edge['n']} "
+        f"seed(s)), while the paper's readers span {readers_range:.3f} nats among themselves. "
+        + ("So, here, reading more than the current trace bank buys loss that no reader of the bank finds, as the "
+           "paper's argument predicts: the limit is what the traces keep, not how they are read."
+           if clear else
+           "So, here, the controls are not clearly better than the traces' readers (the edge is within the seeds' "
+           "spread or the readers' own range): at this budget the experiment does not separate what the traces "
+           "lost from what the short training did not learn.")))
+else:
+    display(Markdown("No control in this run; nothing to compare."))
+
+# %% [markdown]
+# ## Learning curves of every predictor
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 4.5))
+order = names
+palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
+for n in order:
+    d = curves[curves.model == n].groupby("tokens")["loss"].mean()
+    style = "-" if n in ap.PAPER_PREDICTORS else "--" if n in ap.CONTROL_PREDICTORS else ":"
+    ax.plot(d.index, d.values, style, color=palette[n], label=n, linewidth=1.6)
+ax.set(xlabel="training tokens", ylabel="training loss (nats / token)",
+       title=f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
+lo = curves.loss.min()
+ax.set_ylim(lo - 0.1, min(curves.loss.max(), lo + 3.0))
+ax.legend(title="solid: paper, dashed: ours", fontsize=8)
+out.save_figure(fig, "learning_curves")
+plt.show()
+
+# %% [markdown]
+# ## Where the gains live: tokens already seen in the document vs first occurrences
+# If the controls gain by recovering token identity (what the traces lose, in the paper's
+# reading), their advantage over the traces' readers should concentrate on targets that
+# already occurred earlier in the same document and can be copied from context.
+
+# %%
+split = pd.concat([per_seed[["model", "seed"]].assign(group=g, loss=per_seed[c])
+                   for g, c in (("seen earlier in document", "repeat_loss"), ("first occurrence", "first_loss"))])
+ref = split[split.model == "linear"].set_index(["seed", "group"])["loss"]
+split["gain over linear (nats)"] = ref.reindex(pd.MultiIndex.from_frame(split[["seed", "group"]])).to_numpy() - split.loss
+out.save_data(split, "loss_by_repeat")
+fig, ax = plt.subplots(figsize=(8, 4))
+sns.barplot(data=split[split.model != "linear"], x="model", y="gain over linear (nats)", hue="group",
+            errorbar=("ci", 95), ax=ax)
+ax.axhline(0, color="black", linewidth=0.8)
+ax.set(xlabel="predictor", ylabel="held-out loss of linear minus this (nats / token)",
+       title="Held-out gain over SPEN-linear, by target type")
+ax.tick_params(axis="x", rotation=25)
+ax.legend(title=None, fontsize=9)
+out.save_figure(fig, "loss_by_repeat")
+plt.show()
+rep = {n: per_seed_values(per_seed, n, "repeat_loss").mean() for n in names}
+first = {n: per_seed_values(per_seed, n, "first_loss").mean() for n in names}
+display(Markdown(" ".join(
+    f"`{n}` gains {rep['linear'] - rep[n]:+.3f} nats over linear on repeated targets and "
+    f"{first['linear'] - first[n]:+.3f} on first occurrences." for n in controls + (["transformer"] if "transformer" in names else []))))
+
+# %% [markdown]
+# ## Metrics
+
+# %%
+path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.items()})
+display(Markdown(f"Wrote `{path.relative_to(out.root)}` with {', '.join(f'`{k}`' for k in metrics)}; the notebook "
+                 f"took {time.perf_counter() - t_start:.0f} s."))
