@@ -26,7 +26,6 @@ the trace at ``t`` holds only ``x_{<t}`` (what a next-token predictor may read).
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import torch
