@@ -149,3 +149,89 @@ def describe(cfg: BiGRUConfig, vocab_size: int) -> dict:
     """The configuration as a JSON-able dict, plus the parameter count."""
     n_params = sum(p.numel() for p in BiGRUTagger(vocab_size, cfg).parameters())
     return {**asdict(cfg), "n_params": n_params}
+
+
+# ----------------------------------------------------------------------------- GRU language model
+@dataclass
+class GRULMConfig:
+    """A causal GRU trained by next-word prediction: the learned, input-dependent reference
+    state of the lag-decodability study (issue 3; our design: the paper has no such model)."""
+
+    d_embed: int = 32          # embedding width (dims)
+    d_hidden: int = 384        # GRU hidden size (dims): set to the width of the trace bank it is compared with
+    lr: float = 3e-3           # Adam step size
+    epochs: int = 3            # passes over the training documents
+    batch_size: int = 16       # documents per step
+    seed: int = 0              # init and shuffling
+
+    def __post_init__(self):
+        if min(self.d_embed, self.d_hidden, self.batch_size) < 1 or self.epochs < 0:
+            raise ValueError("d_embed, d_hidden, batch_size must be >= 1 and epochs >= 0")
+
+
+class GRULanguageModel(nn.Module):
+    """Embedding -> unidirectional GRU -> linear over the vocabulary.
+
+    ``forward(ids (B, T))`` -> ``(logits (B, T, V), states (B, T, H))``; the state at t has
+    read ``ids[:, :t + 1]`` only (causal, like the EMA traces), and ``logits[:, t]`` predicts
+    ``ids[:, t + 1]``. Id 0 is padding.
+    """
+
+    def __init__(self, vocab_size: int, cfg: GRULMConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(vocab_size, cfg.d_embed, padding_idx=0)
+        self.gru = nn.GRU(cfg.d_embed, cfg.d_hidden, batch_first=True)
+        self.head = nn.Linear(cfg.d_hidden, vocab_size)
+
+    def forward(self, ids: Tensor) -> tuple[Tensor, Tensor]:
+        states, _ = self.gru(self.embed(ids))                                 # (B, T, H)
+        return self.head(states), states
+
+
+def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None,
+                 progress: bool = False) -> tuple[GRULanguageModel, list[float]]:
+    """Train a :class:`GRULanguageModel` on padded documents ``ids`` ``(B, T)`` (0 = padding)
+    by next-word cross-entropy, with no role label.
+
+    Returns:
+        ``(model, history)``; ``history`` lists the mean training loss per epoch (nats per token).
+
+    Raises:
+        ValueError: ``ids`` not 2-D, empty, or with an id outside ``[0, vocab_size)``.
+    """
+    cfg = config or GRULMConfig()
+    if ids.ndim != 2 or ids.numel() == 0 or int(ids.min()) < 0 or int(ids.max()) >= vocab_size:
+        raise ValueError(f"ids must be a non-empty (B, T) tensor of ids in [0, {vocab_size}), got shape {tuple(ids.shape)}")
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = GRULanguageModel(vocab_size, cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    epochs = range(cfg.epochs)
+    if progress:
+        from tqdm.auto import tqdm
+        epochs = tqdm(epochs, desc="GRU LM", leave=False)
+    history = []
+    model.train()
+    for _ in epochs:
+        order = torch.randperm(len(ids), generator=gen)
+        total, n = 0.0, 0
+        for i in range(0, len(order), cfg.batch_size):
+            x = ids[order[i: i + cfg.batch_size]]
+            logits, _ = model(x[:, :-1])
+            target = x[:, 1:].masked_fill(x[:, 1:] == 0, -100)
+            loss = nn.functional.cross_entropy(logits.reshape(-1, vocab_size), target.reshape(-1), ignore_index=-100)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            k = int((target != -100).sum())
+            total, n = total + loss.item() * k, n + k
+        history.append(total / max(n, 1))
+    model.eval()
+    return model, history
+
+
+@torch.no_grad()
+def gru_states(model: GRULanguageModel, ids: Tensor, batch_size: int = 64) -> np.ndarray:
+    """Hidden states ``(B, T, H)`` (float32 numpy) of ``model`` on padded ``ids`` ``(B, T)``."""
+    return np.concatenate([model(ids[i: i + batch_size])[1].numpy() for i in range(0, len(ids), batch_size)], 0)

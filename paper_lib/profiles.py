@@ -81,7 +81,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
             "bigru_word_dropouts": [],  # extra BiGRUs with these word-dropout rates (sensitivity)
-            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "timescale_seeds": [0, 1],    # seeds whose SPCN is rebuilt with every subset of the alphas
             "lag": {                      # lag decodability (paper_lib.lag_probe)
                 "enabled": True,          # run it
                 "max_lag": 16,            # largest k (tokens)
@@ -212,7 +212,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
             "bigru_word_dropouts": [0.0, 0.3],  # extra BiGRUs with these word-dropout rates (sensitivity)
-            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "timescale_seeds": [0, 1, 2],  # seeds whose SPCN is rebuilt with every subset of the alphas (cost)
             "lag": {                      # lag decodability (paper_lib.lag_probe)
                 "enabled": True,          # run it
                 "max_lag": 16,            # largest k (tokens)
@@ -221,7 +221,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "gru": {                  # paper_lib.baselines.GRULMConfig (d_hidden = trace-bank width)
                     "d_embed": 32,        # dims
                     "lr": 0.003,          # Adam step
-                    "epochs": 4,          # passes over the training documents
+                    "epochs": 3,          # passes over the training documents
                     "batch_size": 16,     # documents per step
                 },
             },
@@ -344,7 +344,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                 "word_dropout": 0.1,      # P(training token -> <unk>)
             },
             "bigru_word_dropouts": [0.0, 0.3],  # extra BiGRUs with these word-dropout rates (sensitivity)
-            "timescales": True,           # SPCN rebuilt with every subset of the alphas
+            "timescale_seeds": list(range(10)),  # seeds whose SPCN is rebuilt with every subset of the alphas
             "lag": {                      # lag decodability (paper_lib.lag_probe)
                 "enabled": True,          # run it
                 "max_lag": 16,            # largest k (tokens)

@@ -1,0 +1,260 @@
+"""Experiment 1b in one function per seed: transfer from Grammar A to Grammar B, the
+learning-rule and timescale ablations, and lag decodability.
+
+Everything is learned on Grammar A only (SPCN's predictive weights, the probe, the
+label-free cluster naming, the BiGRU) and scored on held-out Grammar A and on Grammar B,
+whose content words were never seen (the paper's transfer claim, brief "Experiment 1").
+How the two models meet an unseen word:
+
+- **SPCN**: a word's input code is a hash of ``(seed, word)`` (:func:`paper_lib.spcn.word_code`),
+  so a Grammar B word gets a fresh random code, unrelated to any code the probe saw.
+- **BiGRU**: every word outside its training vocabulary maps to ``<unk>``, whose embedding
+  training learned through word dropout (``BiGRUConfig.word_dropout``).
+
+Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's word dropout
+(each dropped training token becomes a fresh never-seen string, so it gets a fresh random
+code, as a Grammar B word does): a parity control for the two models' unknown-word
+handling; SPCN rebuilt with every non-empty subset of the EMA rates (timescales); and the
+lag-decodability curves of :mod:`paper_lib.lag_probe` on SPCN's level-1 trace bank and on a
+GRU language model's state of the same width.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import replace
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .baselines import GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
+from .grammar import ROLES, GrammarConfig, function_words, generate, make_split, vocabulary
+from .grammar_probe import bigru_config, spcn_config
+from .lag_probe import lag_decodability, make_documents, pad_labels
+from .probes import fit_cluster_readout, fit_linear_probe
+from .spcn import SPCN
+from .stats import mean_ci95
+
+READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "bigru")
+"""The main readouts, each a boolean column ``ok_<readout>`` of the token table."""
+
+
+def alpha_subsets(alphas) -> list[tuple[float, ...]]:
+    """Every non-empty subset of ``alphas``, singles first, then pairs, ..., all."""
+    alphas = tuple(float(a) for a in alphas)
+    return [c for n in range(1, len(alphas) + 1) for c in itertools.combinations(alphas, n)]
+
+
+def word_dropout(sentences, p: float, seed: int, tag: str = "unk") -> list[list[str]]:
+    """Each token replaced, with probability ``p``, by a fresh string never seen before
+    (``"<tag:i>"``, a new one per replaced token), deterministic in ``seed``.
+
+    For SPCN a fresh string means a fresh random code, as an unseen Grammar B word gets: the
+    analogue of the BiGRU's word dropout into ``<unk>``. Raises ValueError if ``p`` is
+    outside [0, 1).
+    """
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"word dropout p must lie in [0, 1), got {p}")
+    rng = np.random.default_rng([seed, 7])
+    out, i = [], 0
+    for s in sentences:
+        drop = rng.random(len(s)) < p
+        row = []
+        for w, d in zip(s, drop, strict=True):
+            row.append(f"<{tag}:{i}>" if d else w)
+            i += int(d)
+        out.append(row)
+    return out
+
+
+def _probe(settings, seed, X, y):
+    return fit_linear_probe(X, y, C=settings["probe_C"], max_iter=settings["probe_max_iter"], seed=seed)
+
+
+def _token_table(corpus, seed: int) -> pd.DataFrame:
+    tok = corpus.to_frame()
+    tok.insert(0, "grammar", corpus.grammar)
+    tok.insert(0, "seed", seed)
+    tok["function_word"] = tok["word"].isin(function_words())
+    return tok
+
+
+def lag_study(spcn: SPCN, train, test, settings: Mapping[str, Any], seed: int, progress: bool = False):
+    """Lag-decodability curves on Grammar A documents (see :mod:`paper_lib.lag_probe`).
+
+    States: SPCN's level-1 trace bank ``(B, T, S, N)`` read one alpha at a time and whole,
+    and the state of a GRU language model with ``S * N`` hidden units trained on the same
+    training documents by next-word prediction. Targets: the identity and the role of the
+    token at ``t - k``.
+
+    Returns:
+        ``(curves, gru_history)``: one row per (state, target, lag) with ``accuracy``,
+        ``chance``, ``n_test``, ``width``; and the GRU's training loss per epoch (nats/token).
+    """
+    lag = settings["lag"]
+    lags = list(range(lag["max_lag"] + 1))
+    vocab = {w: i + 1 for i, w in enumerate(vocabulary("A"))}          # 0 = padding
+    docs, labels, states = {}, {}, {}
+    for split, corpus in (("train", train), ("test", test)):
+        words, roles = make_documents(corpus, lag["doc_sentences"])
+        ids = pad_labels([[vocab[w] for w in d] for d in words])      # (B, T), -1 on padding
+        labels[split] = {"identity": ids, "role": pad_labels(roles, ids.shape[1])}
+        docs[split] = words
+        levels, _ = spcn.forward_levels(words, n_levels=1)
+        states[split] = levels[0][1].numpy()                           # (B, T, S, N) level-1 traces
+    S, N = states["train"].shape[2:]
+    ids_train = torch.from_numpy(np.maximum(labels["train"]["identity"], 0))
+    gcfg = GRULMConfig(**lag["gru"], d_hidden=S * N, seed=seed)
+    gru, history = train_gru_lm(ids_train, len(vocab) + 1, gcfg, progress=progress)
+    variants = {f"alpha = {a:g}": (lambda h, s=s: h[:, :, s]) for s, a in enumerate(spcn.cfg.alphas)}
+    variants["EMA bank (all alphas)"] = lambda h: h.reshape(*h.shape[:2], -1)
+    rows = []
+    for name, pick in variants.items():
+        df = lag_decodability(pick(states["train"]), labels["train"], pick(states["test"]), labels["test"],
+                              lags, ridge=lag["ridge"])
+        rows.append(df.assign(state=name, width=pick(states["train"][:1, :1]).shape[-1]))
+    g = {split: gru_states(gru, torch.from_numpy(np.maximum(labels[split]["identity"], 0))) for split in labels}
+    df = lag_decodability(g["train"], labels["train"], g["test"], labels["test"], lags, ridge=lag["ridge"])
+    rows.append(df.assign(state="GRU language model", width=S * N))
+    return pd.concat(rows, ignore_index=True).assign(seed=seed), history
+
+
+def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> dict[str, Any]:
+    """One seed of Experiment 1b.
+
+    Args:
+        settings: a ``transfer`` profile section (``paper_lib.profiles``).
+        seed: seeds both grammars' sentences, SPCN's codes and projections, the probes and
+            the BiGRU.
+        progress: tqdm bars for the learning loops.
+
+    Returns:
+        ``{"tokens": one row per held-out token of A and of B (seed, grammar, word, role,
+        kind, depth, function_word) with a boolean column ok_<readout> per readout (the main
+        ones of :data:`READOUTS`, ``spcn_rule_<rule>`` per learning rule and
+        ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
+        subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
+        ``settings["timescale_seeds"]``), "lag": the lag curves (or None),
+        "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
+    """
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    clock, timings = time.perf_counter(), {}
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        timings[name] = time.perf_counter() - clock
+        clock = time.perf_counter()
+
+    gcfg = GrammarConfig(max_depth=settings["max_depth"])
+    train, test_a = make_split("A", settings["n_train"], settings["n_test"], seed, gcfg)
+    test_b = generate("B", settings["n_test_B"], seed, gcfg)
+    y_tr = train.flat_roles()
+    evals = {"A": test_a, "B": test_b}
+    tokens = {g: _token_table(c, seed) for g, c in evals.items()}
+    base = spcn_config(settings, seed)
+    main_rule = base.rule
+
+    def score(model: SPCN, column: str | None = None, extra: bool = False) -> dict[str, float]:
+        """Probe on A-train features; writes ok_<column> and returns the accuracy on A and B."""
+        X_tr = model.token_features(train.sentences)
+        probe = _probe(settings, seed, X_tr, y_tr)
+        readout = (fit_cluster_readout(X_tr, y_tr, n_clusters=settings["n_clusters"], n_roles=len(ROLES),
+                                       mapping="majority", seed=seed) if extra else None)
+        acc = {}
+        for g, c in evals.items():
+            X = model.token_features(c.sentences)
+            ok = probe.predict(X) == c.flat_roles()
+            if column:
+                tokens[g][f"ok_{column}"] = ok
+            if readout is not None:                     # label-free: clusters named on A-train
+                tokens[g]["ok_spcn_labelfree"] = readout.predict(X) == c.flat_roles()
+            acc[g] = float(ok.mean())
+        return acc
+
+    # SPCN, one network per learning rule; the main rule's is the headline model
+    models = {}
+    for rule in dict.fromkeys([main_rule, *settings["rules"]]):
+        models[rule] = SPCN(replace(base, rule=rule)).fit(train.sentences, progress=progress)
+        score(models[rule], f"spcn_rule_{rule}", extra=rule == main_rule)
+    spcn = models[main_rule]
+    for g in evals:
+        tokens[g]["ok_spcn"] = tokens[g][f"ok_spcn_rule_{main_rule}"]
+    lap("spcn (all rules)")
+
+    # parity control: the same SPCN, its probe trained with word dropout into fresh codes
+    dropped = word_dropout(train.sentences, settings["probe_word_dropout"], seed)
+    X_drop = spcn.token_features(dropped)
+    probe = _probe(settings, seed, X_drop, y_tr)
+    for g, c in evals.items():
+        tokens[g]["ok_spcn_worddrop"] = probe.predict(spcn.token_features(c.sentences)) == c.flat_roles()
+    lap("spcn word-dropout probe")
+
+    # the supervised BiGRU (and its word dropout varied)
+    for p in [None, *settings["bigru_word_dropouts"]]:
+        bcfg = bigru_config(settings, seed) if p is None else replace(bigru_config(settings, seed), word_dropout=p)
+        model, vocab, _ = train_bigru(train.sentences, train.roles, bcfg, progress=progress)
+        for g, c in evals.items():
+            tokens[g]["ok_bigru" if p is None else f"ok_bigru_wd{p:g}"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+    lap("bigru")
+
+    # timescales: SPCN rebuilt with each subset of the EMA rates
+    ts_rows = []
+    if seed in settings["timescale_seeds"]:
+        for subset in alpha_subsets(base.alphas):
+            if subset == tuple(base.alphas):
+                acc = {g: float(tokens[g]["ok_spcn"].mean()) for g in evals}
+            else:
+                acc = score(SPCN(replace(base, alphas=subset)).fit(train.sentences))
+            ts_rows.append({"seed": seed, "alphas": " + ".join(f"{a:g}" for a in subset), "n_alphas": len(subset),
+                            "acc_A": acc["A"], "acc_B": acc["B"]})
+    lap("timescales")
+
+    lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings["lag"]["enabled"]
+                     else (None, []))
+    lap("lag study")
+    return {"tokens": pd.concat(tokens.values(), ignore_index=True), "timescales": pd.DataFrame(ts_rows),
+            "lag": lag, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
+            "timings": timings}
+
+
+def group_accuracy(tokens: pd.DataFrame, readouts, by) -> pd.DataFrame:
+    """Token accuracy per seed within groups: one row per (seed, *by, readout) with
+    ``accuracy`` (fraction of the group's tokens) and ``n`` (tokens).
+
+    Raises:
+        ValueError: a readout without its ``ok_<readout>`` column.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [r for r in readouts if f"ok_{r}" not in tokens]
+    if missing:
+        raise ValueError(f"no token column for readouts {missing}; have {[c[3:] for c in tokens if c.startswith('ok_')]}")
+    long = tokens.melt(id_vars=["seed", *by], value_vars=[f"ok_{r}" for r in readouts],
+                       var_name="readout", value_name="ok")
+    long["readout"] = long["readout"].str[3:]
+    out = long.groupby(["seed", *by, "readout"], observed=True)["ok"].agg(accuracy="mean", n="size").reset_index()
+    return out
+
+
+
+def paired_verdict(a, b) -> dict[str, Any]:
+    """Compare per-seed values ``a`` and ``b`` (same seeds, same order) by their paired
+    difference ``a - b``.
+
+    Returns:
+        ``{"diff": mean of a - b, "ci95": its 95% CI half-width, "n": seeds, "verdict"}``;
+        ``verdict`` is ``"a > b"`` or ``"a < b"`` when the CI excludes 0, else ``"tie"``
+        (also for a single seed, whose CI is undefined). Our design: the paper gives no CIs.
+
+    Raises:
+        ValueError: different lengths or no values.
+    """
+    a, b = np.asarray(list(a), float), np.asarray(list(b), float)
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError(f"a and b must be non-empty and the same length, got {a.size} and {b.size}")
+    s = mean_ci95(a - b)
+    ci = s["ci95"]
+    verdict = "tie" if not np.isfinite(ci) or abs(s["mean"]) <= ci else ("a > b" if s["mean"] > 0 else "a < b")
+    return {"diff": s["mean"], "ci95": ci, "n": s["n"], "verdict": verdict}
