@@ -15,10 +15,11 @@ EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 .PHONY: all test bench venv check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
-all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at $(PROFILE)
+all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
 
-help:
+help:  ## this list
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
+	@echo "one notebook: make NAME [PROFILE=smoke|cpu|paper], NAME in: $(NOTEBOOKS)"
 
 $(VENV)/.installed: pyproject.toml
 	@if [ ! -x $(PY) ]; then \
@@ -50,7 +51,7 @@ test: | venv  ## unit tests plus every notebook at the smoke profile
 bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
 	$(PY) benchmarks/bench_ema.py
 
-lint: | venv
+lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks
 
 clean:  ## remove build outputs (keeps .venv, data/ caches and the committed figures)

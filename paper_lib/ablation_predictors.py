@@ -3,7 +3,7 @@
 The paper keeps SPEN's EMA traces and swaps the module that predicts ``x_hat_t`` from them:
 linear projection, linear attention, full softmax attention; all reach about 7.60 nats, and
 the paper concludes, by the data processing inequality, that the traces lost the information
-(the brief, "Predictor ablation"). This module adds the two attention readers the paper names
+(the paper's predictor ablation, Experiment 2). This module adds the two attention readers the paper names
 and three controls of ours that test the argument by seeing *more* than the trace bank at t:
 
 =====================  =========  ===========================================================

@@ -170,11 +170,10 @@ def hub_offline() -> bool:
                for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
-def needs_network_error(what: str) -> CorpusNeedsNetworkError:
+def needs_network_error(what: str, advice: str | None = None) -> CorpusNeedsNetworkError:
     """The one-line error for a hub resource used offline."""
-    return CorpusNeedsNetworkError(
-        f"{what} needs the network (Hugging Face hub), which is not reachable; "
-        f"use the offline default corpus {OFFLINE_DEFAULT!r} (profile cpu)")
+    advice = advice or f"use the offline default corpus {OFFLINE_DEFAULT!r} (--corpus {OFFLINE_DEFAULT})"
+    return CorpusNeedsNetworkError(f"{what} needs the network (Hugging Face hub), which is not reachable; {advice}")
 
 
 def _stream(path: str, config: str | None, split: str, field: str, hub: bool,
@@ -264,7 +263,8 @@ def load_corpus(name: str = OFFLINE_DEFAULT, max_train_chars: int | None = None,
     ``max_*_chars`` cap how much of a (streaming, possibly huge) source is read.
 
     Raises:
-        ValueError: unknown source. CorpusNeedsNetworkError: a hub source offline.
+        ValueError: unknown source, or no training document in a local file.
+        CorpusNeedsNetworkError: a hub source offline.
     """
     if name in HUB_SOURCES or name == "wiki_sample":
         kw = dict(min_chars=min_chars, val_percent=val_percent, data_dir=data_dir)
@@ -275,6 +275,9 @@ def load_corpus(name: str = OFFLINE_DEFAULT, max_train_chars: int | None = None,
     every = max(2, round(100 / val_percent))
     train = take_chars((d for i, d in enumerate(docs) if i % every), max_train_chars)
     val = take_chars((d for i, d in enumerate(docs) if i % every == 0), max_val_chars)
+    if not train:
+        raise ValueError(f"corpus {name!r} has no training document "
+                         "(local .txt files hold one document per non-empty line)")
     return Corpus(Path(name).name if Path(name).suffix else name, train, val)
 
 

@@ -1,6 +1,6 @@
 """EMA trace banks: the fixed-decay recurrent context that the paper studies.
 
-For every timescale ``s`` with a fixed rate ``alpha_s`` in (0, 1] (the brief, "EMA trace"):
+For every timescale ``s`` with a fixed rate ``alpha_s`` in (0, 1] (the paper's EMA trace):
 
     h_t^(s) = (1 - alpha_s) * h_{t-1}^(s) + alpha_s * x_t,     h_0^(s) = 0
 
@@ -32,7 +32,7 @@ import torch
 from torch import Tensor, nn
 
 PAPER_ALPHAS: tuple[float, ...] = (0.5, 0.1, 0.02)
-"""The three rates of the paper's SPEN (fast, medium, slow), the brief's Experiment 2."""
+"""The three rates of the paper's SPEN (fast, medium, slow), the paper's Experiment 2."""
 
 DEFAULT_CHUNK = 32
 
@@ -57,6 +57,8 @@ def check_alphas(alphas: Sequence[float] | Tensor) -> Tensor:
 def _check_x(x: Tensor) -> None:
     if x.ndim != 3:
         raise ValueError(f"x must have shape (B, T, D), got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
 
 
 def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
@@ -73,7 +75,7 @@ def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
         ``(B, T, S, D)`` traces, in ``x``'s dtype.
 
     Raises:
-        ValueError: bad ``alphas`` or ``x`` not 3-D.
+        ValueError: bad ``alphas``, ``x`` not 3-D or not floating point.
     """
     _check_x(x)
     a = check_alphas(alphas).to(device=x.device, dtype=x.dtype).view(1, -1, 1)  # (1, S, 1)
@@ -198,7 +200,8 @@ def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
         ``(B, T, S, D)`` traces (contiguous unless ``T`` is not a multiple of ``chunk_size``).
 
     Raises:
-        ValueError: alpha outside (0, 1], ``x`` not 3-D, ``chunk_size`` < 1, bad ``state``.
+        ValueError: alpha outside (0, 1], ``x`` not 3-D or not floating point, ``chunk_size`` < 1,
+        bad ``state``.
     """
     _check_x(x)
     a = check_alphas(alphas)

@@ -4,7 +4,7 @@ Both rules update a weight matrix ``W`` (I, J) that maps presynaptic activity ``
 prediction ``y_hat = W x`` (I,) of a postsynaptic target ``y`` (I,); here ``x`` is a bank of
 EMA traces at time t and ``y`` the column activity at t + 1. Everything is local (a unit's
 update uses only its own error and its own inputs) and runs under ``torch.no_grad``: no
-autograd anywhere in SPCN learning (the brief, "Experiment 1").
+autograd anywhere in SPCN learning (the paper's Experiment 1).
 
 - :class:`PGHU`, the **Precision-Gated Hebbian Update** (the paper's rule, brief
   "Experiment 1"; the exact form is **our design**, the paper gives only its idea): each

@@ -10,6 +10,7 @@ Our design: the paper is silent.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -31,10 +32,16 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         parameters: extra papermill parameters (must exist in the ``parameters`` cell).
         build: the build folder (default ``<repo>/build``).
 
+    The kernel imports ``paper_lib`` from the source's own checkout (its folder's parent is
+    put first on ``PYTHONPATH``), whatever environment runs it.
+
     Raises:
-        ValueError: unknown profile. FileNotFoundError: no such source.
+        ValueError: unknown profile, or a parameter the ``parameters`` cell does not define.
+        FileNotFoundError: no such source.
         papermill.PapermillExecutionError: a cell failed (its traceback is in the message).
     """
+    import os
+
     import jupytext
     import papermill as pm
 
@@ -47,11 +54,27 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     ipynb = build / "notebooks" / f"{name}.ipynb"
     executed = build / "executed" / profile / f"{name}.ipynb"
     with atomic_path(ipynb) as tmp:
-        jupytext.write(jupytext.read(source), tmp, fmt="ipynb")
+        nb = jupytext.read(source)
+        nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+        jupytext.write(nb, tmp, fmt="ipynb")
+    known = pm.inspect_notebook(str(ipynb))
+    unknown = sorted(set(parameters or {}) - set(known))
+    if unknown:
+        raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)} for {name}; "
+                         f"allowed: {', '.join(known)}")
     executed.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(executed) as tmp:
-        pm.execute_notebook(str(ipynb), str(tmp), parameters={"profile": profile, **(parameters or {})},
-                            kernel_name="python3", cwd=str(source.parent), progress_bar=False)
+    checkout = str(source.parent.parent)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = checkout + (os.pathsep + old if old else "")
+    try:
+        with atomic_path(executed) as tmp:
+            pm.execute_notebook(str(ipynb), str(tmp), parameters={"profile": profile, **(parameters or {})},
+                                kernel_name="python3", cwd=str(source.parent), progress_bar=False)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
     return executed
 
 
@@ -59,15 +82,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", help="notebooks/NN_name.py")
     ap.add_argument("--profile", default="cpu")
+    ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="override a parameter of the notebook's parameters cell; VALUE is read as "
+                         "JSON (e.g. -p seeds '[3, 4]'), else as a string")
     args = ap.parse_args(argv)
-    try:
-        check_profile(args.profile)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    params = {}
+    for key, value in args.param:
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
     t0 = time.perf_counter()
     print(f"[{Path(args.source).stem}] running at profile {args.profile} ...", flush=True)
-    out = run_notebook(args.source, args.profile)
+    try:
+        out = run_notebook(args.source, args.profile, params)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     print(f"[{Path(args.source).stem}] done in {time.perf_counter() - t0:.0f} s -> {out}", flush=True)
     return 0
 

@@ -1,6 +1,6 @@
 """SPEN, the Sparse Predictive Equilibrium Network: the paper's EMA-only language model.
 
-One block follows the paper's Figure 1 (the brief, Experiment 2):
+One block follows the paper's Figure 1 (Experiment 2):
 
     u_t      = LayerNorm(x_t)                                   # ours: pre-norm
     h_t^(s)  = EMA_alpha_s(u)_{<t},  alpha = (0.5, 0.1, 0.02)   # paper; causal: only u_{<t}
@@ -12,9 +12,8 @@ One block follows the paper's Figure 1 (the brief, Experiment 2):
 
 What is the paper's: the three fixed rates, the trace -> predict -> error -> context mix ->
 sparse FFN order, top-k with 6% of hidden units active, the residual, 12 blocks, no
-attention anywhere, about 130M parameters. What is ours (the paper is silent, the brief
-says so): pre-norm LayerNorms, the mix's input ``[e_t; h_t]`` and its bottleneck width,
-GELU, the FFN width (4 d_model), top-k by value after the activation, tied input/output
+attention anywhere, about 130M parameters. What is ours (the paper is silent): pre-norm
+LayerNorms, the mix's input ``[e_t; h_t]`` and its bottleneck width, GELU, the FFN width (4 d_model), top-k by value after the activation, tied input/output
 embeddings, no positional embedding (the traces carry all temporal information), the
 initialisation (GPT-2's), and training the predictor only through the language-model loss.
 

@@ -63,12 +63,13 @@ def gpt2_tokenizer():
     """
     from tokenizers import Tokenizer
 
+    advice = "use the BPE tokenizer trained on the corpus (tokenizer 'bpe', e.g. --profile cpu)"
     if hub_offline():
-        raise needs_network_error("the GPT-2 tokenizer")
+        raise needs_network_error("the GPT-2 tokenizer", advice)
     try:
         return Tokenizer.from_pretrained("gpt2")
     except Exception:
-        raise needs_network_error("the GPT-2 tokenizer") from None
+        raise needs_network_error("the GPT-2 tokenizer", advice) from None
 
 
 def get_tokenizer(kind: str, corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = None):

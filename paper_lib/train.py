@@ -27,6 +27,7 @@ import json
 import math
 import os
 import random
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ import torch.distributed as dist
 from torch import nn
 
 from .atomic import atomic_path, write_json, write_text
+from .corpus import CorpusNeedsNetworkError
 
 
 @dataclass
@@ -463,7 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m paper_lib.train --profile paper --model spen --out runs/spen`` (torchrun-aware)."""
     from .profiles import get_profile
 
-    ap = argparse.ArgumentParser(description="Train SPEN or the matched Transformer (notebook 03's models).")
+    ap = argparse.ArgumentParser(prog="python -m paper_lib.train",
+                                 description="Train SPEN or the matched Transformer (notebook 03's models).",
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--profile", default="cpu", help="smoke | cpu | paper")
     ap.add_argument("--model", default="spen", choices=["spen", "transformer"])
     ap.add_argument("--out", default=None, help="run folder (log.csv, checkpoints/, metrics.json)")
@@ -488,7 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         settings["corpus"] = args.corpus
     if args.predictor:
         settings["predictor"] = args.predictor
-    data = prepare_data(settings)
+    try:
+        data = prepare_data(settings)
+    except (CorpusNeedsNetworkError, ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     sizes = sizes_for(args.model, model_sizes(settings, data["tokenizer"].get_vocab_size()))
     model = build_model(args.model, seed=args.seed, **sizes).to(device)
     over = {k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size)) if v is not None}

@@ -74,10 +74,19 @@ def test_hub_corpus_offline_fails_in_one_line(monkeypatch, var, name):
 
 def test_gpt2_tokenizer_offline_fails_in_one_line(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(CorpusNeedsNetworkError, match=r"GPT-2 tokenizer needs the network.*'wiki_sample'"):
+    with pytest.raises(CorpusNeedsNetworkError, match=r"GPT-2 tokenizer needs the network.*tokenizer 'bpe'"):
         gpt2_tokenizer()
 
 
 def test_unknown_corpus():
     with pytest.raises(ValueError, match="unknown corpus 'nope'"):
         load_corpus("nope")
+
+
+def test_empty_local_corpus_is_a_clear_error(tmp_path):
+    from paper_lib.corpus import load_corpus
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(ValueError, match=r"corpus '.*empty.txt' has no training document"):
+        load_corpus(str(empty))

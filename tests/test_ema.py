@@ -102,3 +102,5 @@ def test_bad_shapes_raise():
         ema_traces(torch.zeros(2, 3, 4), state=torch.zeros(2, 2, 4))
     with pytest.raises(ValueError, match="non-empty"):
         check_alphas([])
+    with pytest.raises(ValueError, match="floating-point tensor, got torch.int64"):
+        ema_traces(torch.ones(1, 3, 1, dtype=torch.long), [0.5])

@@ -93,3 +93,13 @@ def test_make_rejects_an_unknown_profile():
     proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "unknown profile 'huge'; allowed: smoke, cpu, paper" in proc.stderr
+
+
+def test_unknown_notebook_parameter_is_rejected(tmp_path):
+    nb = tmp_path / "nb" / "00_demo.py"
+    nb.parent.mkdir()
+    nb.write_text('# %% tags=["parameters"]\nprofile = "cpu"\nseeds = None\n')
+    with pytest.raises(ValueError, match=r"unknown notebook parameter\(s\) seedz for 00_demo; allowed: profile, seeds"):
+        from paper_lib.notebooks import run_notebook
+        run_notebook(nb, "smoke", {"seedz": [3]}, build=tmp_path / "build")
+    assert not (tmp_path / "build" / "executed").exists() or not any((tmp_path / "build" / "executed").rglob("*.ipynb"))

@@ -31,6 +31,9 @@ def test_report_holds_fails_and_missing(tmp_path):
         "Predictor ablation: linear, linear attention, softmax attention give the same loss"] == "not run yet"
     assert "0.95 ± 0.01 (cpu, n=5)" in table.loc["SPCN role accuracy within Grammar A (zero labels, probe)", "ours"]
     md = render(claims_table(figures), "cpu")
+    for line in md.splitlines():  # every table row has the same 6 cells (no stray "|")
+        if line.startswith("| ") and "---" not in line:
+            assert line.replace("\\|", "").count("|") == 7, line
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 2" in md
 
 
