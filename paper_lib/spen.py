@@ -33,6 +33,7 @@ from torch import Tensor, nn
 
 from .ema import PAPER_ALPHAS, ema_traces
 from .predictors import build_predictor
+from .transformer import gpt2_init_weights
 
 
 @dataclass
@@ -164,7 +165,7 @@ class SPEN(nn.Module):
         self.ln_f = nn.LayerNorm(config.d_model)
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight                          # tied embeddings (ours)
-        self.apply(_init_weights)
+        self.apply(gpt2_init_weights)
         for name, p in self.named_parameters():                        # GPT-2's scaled residual init
             if name.endswith(("mix.up.weight", "ffn.proj.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
@@ -187,13 +188,3 @@ class SPEN(nn.Module):
 
     def config_dict(self) -> dict:
         return {"model": "spen", **asdict(self.config)}
-
-
-def _init_weights(module: nn.Module) -> None:
-    """GPT-2's initialisation (normal std 0.02, zero biases); ours, the paper is silent."""
-    if isinstance(module, nn.Linear):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if module.bias is not None:
-            nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.Embedding):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)

@@ -106,7 +106,7 @@ class Transformer(nn.Module):
         self.ln_f = nn.LayerNorm(config.d_model)
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight                          # tied embeddings
-        self.apply(_init_weights)
+        self.apply(gpt2_init_weights)
         for name, p in self.named_parameters():                        # GPT-2's scaled residual init
             if name.endswith(("attn.proj.weight", "mlp.proj.weight")):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
@@ -135,7 +135,9 @@ class Transformer(nn.Module):
         return {"model": "transformer", **asdict(self.config)}
 
 
-def _init_weights(module: nn.Module) -> None:
+def gpt2_init_weights(module: nn.Module) -> None:
+    """GPT-2's initialisation (normal std 0.02, zero biases), for ``model.apply``; SPEN uses it
+    too (ours: the paper is silent)."""
     if isinstance(module, nn.Linear):
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
         if module.bias is not None:
