@@ -9,7 +9,7 @@ TORCH_SPEC ?= torch==2.13.0
 PY := $(VENV)/bin/python
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
-LIB := $(wildcard paper_lib/*.py)
+LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
 .PHONY: all test bench venv check-profile report lint clean help $(NOTEBOOKS)
@@ -34,16 +34,16 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed  ## create .venv and install paper_lib with its dependencies
 
 check-profile: | venv
-	@$(PY) -m paper_lib.profiles $(PROFILE)
+	@$(PY) -m paper_lib.pipeline.profiles $(PROFILE)
 
 # One target per notebook; it reruns only when its source or paper_lib changed.
 build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv check-profile
-	$(PY) -m paper_lib.notebooks $< --profile $(PROFILE)
+	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
-	@if [ -f paper_lib/report.py ]; then $(PY) -m paper_lib.report --profile $(PROFILE); fi
+	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
 
 test: | venv  ## unit tests plus every notebook at the smoke profile
 	$(PY) -m pytest -q tests

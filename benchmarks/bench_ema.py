@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from paper_lib.ema import PAPER_ALPHAS, ema_reference, ema_traces
-from paper_lib.provenance import Outputs
+from paper_lib.pipeline.provenance import Outputs
 
 
 def _time(fn, repeats: int) -> list[float]:

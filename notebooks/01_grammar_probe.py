@@ -17,8 +17,8 @@
 # accuracy **0.960**, which is **96 %** of a supervised bidirectional GRU tagger.
 #
 # **What is ours.** The paper does not give its grammar, its 20 roles, SPCN's wiring and
-# sizes, PGHU's exact form or the readout. We built all of them (`paper_lib.grammar`,
-# `paper_lib.spcn`, `paper_lib.hebbian`, `paper_lib.probes`, `paper_lib.baselines`); the
+# sizes, PGHU's exact form or the readout. We built all of them (`paper_lib.data.grammar`,
+# `paper_lib.models.spcn`, `paper_lib.hebbian`, `paper_lib.probes`, `paper_lib.models.gru`); the
 # design is stated below and in the docstrings. In short:
 #
 # - **Grammar A** (animals; Grammar B, vehicles, is for notebook 02): subject/object
@@ -41,8 +41,8 @@
 #   initial value (zero), read by the same probe: what PGHU contributes.
 
 # %% tags=["parameters"]
-profile = "cpu"    # smoke | cpu | paper: sizes and seeds from paper_lib.profiles
-seeds = None       # list of ints to override the profile's seeds (None: the profile's)
+profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
 
 # %%
 import time
@@ -55,17 +55,15 @@ import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from paper_lib.grammar import N_ROLES, ROLE_KIND, ROLES, GrammarConfig, make_split, role_inventory
-from paper_lib.grammar_probe import READOUTS, run_seed
-from paper_lib.profiles import get_profile
-from paper_lib.provenance import Outputs
-from paper_lib.stats import mean_ci95
+from paper_lib.data.grammar import N_ROLES, ROLE_KIND, ROLES, GrammarConfig, make_split, role_inventory
+from paper_lib.experiments.grammar_probe import READOUTS, run_seed, settings_for
+from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.stats import mean_ci95
 
 torch.set_num_threads(2)
-settings = get_profile(profile)["grammar_probe"]
-if seeds is not None:
-    settings["seeds"] = list(seeds)
-out = Outputs("01_grammar_probe", profile, settings, settings["seeds"])
+settings = settings_for(profile, overrides)
+out = Outputs("01_grammar_probe", profile, as_dict(settings), settings.seeds)
 t_start = time.perf_counter()
 display(settings)
 
@@ -77,8 +75,8 @@ display(settings)
 # (0 = main clause, up to 3 nested relative clauses).
 
 # %%
-train0, test0 = make_split("A", settings["n_train"], settings["n_test"], settings["seeds"][0],
-                           GrammarConfig(max_depth=settings["max_depth"]))
+train0, test0 = make_split("A", settings.n_train, settings.n_test, settings.seeds[0],
+                           GrammarConfig(max_depth=settings.max_depth))
 inventory = role_inventory(train0)
 out.save_table(inventory, "role_inventory")
 tok0 = train0.to_frame()
@@ -97,7 +95,7 @@ display(Markdown(
 
 # %%
 results = {}
-for seed in tqdm(settings["seeds"], desc="seeds"):
+for seed in tqdm(settings.seeds, desc="seeds"):
     results[seed] = run_seed(settings, seed, progress=False)
 per_seed = pd.DataFrame([{"seed": s, **r["acc"], **{f"test_mse_{k}": v for k, v in r["test_mse"].items()}}
                          for s, r in results.items()])
@@ -114,7 +112,7 @@ display(per_seed)
 # the whole sentence in which the order of the words is mixed together.
 
 # %%
-spcn0 = results[settings["seeds"][0]]["spcn"]
+spcn0 = results[settings.seeds[0]]["spcn"]
 deep = [i for i, d in enumerate(train0.depths) if max(d) >= 2 and len(d) <= 16]
 ex = deep[0] if deep else 0
 words, roles_ex = train0.sentences[ex], [ROLES[r] for r in train0.roles[ex]]
@@ -144,7 +142,7 @@ plt.show()
 # the density of the codes, top_k / column_size.
 
 # %%
-hist = pd.DataFrame(results[settings["seeds"][0]]["spcn_history"])
+hist = pd.DataFrame(results[settings.seeds[0]]["spcn_history"])
 hist["update"] = hist.groupby("level").cumcount() + 1
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for level, g in hist.groupby("level"):
@@ -164,7 +162,7 @@ display(Markdown(f"On held-out sentences, level 1's prediction MSE is {mse_tr['m
 # ## Table 1: held-out Grammar A role accuracy
 
 # %%
-NAMES = {"spcn_probe": "SPCN, linear probe", "spcn_labelfree": f"SPCN, label-free (k-means, K = {settings['n_clusters']}, majority)",
+NAMES = {"spcn_probe": "SPCN, linear probe", "spcn_labelfree": f"SPCN, label-free (k-means, K = {settings.n_clusters}, majority)",
          "spcn_hungarian": "SPCN, label-free (k-means, K = 20, Hungarian)",
          "spcn_untrained": "SPCN, untrained weights, linear probe", "bigru": "BiGRU (supervised)"}
 PAPER = {"spcn_probe": 0.960, "bigru": 0.960 / 0.96}

@@ -21,8 +21,8 @@
 # learned on Grammar A only: SPCN's predictive weights (PGHU, no labels), the linear probe
 # and the label-free cluster naming that read roles from SPCN's features, and the BiGRU.
 # All of it is then scored on held-out Grammar A and on Grammar B. The grammar, SPCN and
-# BiGRU are notebook 01's (`paper_lib.grammar`, `paper_lib.spcn`, `paper_lib.baselines`);
-# the per-seed run is `paper_lib.transfer.run_seed`.
+# BiGRU are notebook 01's (`paper_lib.data.grammar`, `paper_lib.models.spcn`, `paper_lib.models.gru`);
+# the per-seed run is `paper_lib.experiments.transfer.run_seed`.
 #
 # **How each model meets a word it never saw.**
 # - *SPCN*: a word's input code is a Gaussian vector seeded by a hash of (seed, word), so a
@@ -43,8 +43,8 @@
 # (PGHU, plain Hebbian, none).
 
 # %% tags=["parameters"]
-profile = "cpu"    # smoke | cpu | paper: sizes and seeds from paper_lib.profiles
-seeds = None       # list of ints to override the profile's seeds (None: the profile's)
+profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
 n_threads = None   # CPU threads for torch and BLAS (None: 1 at smoke, whose tensors are tiny; else 2); 1 is far faster on a shared machine
 
 # %%
@@ -59,20 +59,17 @@ from IPython.display import Markdown, display
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from paper_lib.grammar import N_ROLES, ROLE_KIND, ROLES, content_words, generate, make_split
-from paper_lib.profiles import get_profile
-from paper_lib.provenance import Outputs
-from paper_lib.stats import mean_ci95
-from paper_lib.transfer import group_accuracy, paired_verdict, run_seed
+from paper_lib.data.grammar import N_ROLES, ROLE_KIND, ROLES, content_words, generate, make_split
+from paper_lib.experiments.transfer import group_accuracy, paired_verdict, run_seed, settings_for
+from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.stats import mean_ci95
 
 n_threads = n_threads or (1 if profile == "smoke" else 2)
 torch.set_num_threads(n_threads)
 threadpool_limits(n_threads)
-settings = get_profile(profile)["transfer"]
-if seeds is not None:
-    settings["seeds"] = list(seeds)
-    settings["timescale_seeds"] = [s for s in settings["timescale_seeds"] if s in seeds] or list(seeds)[:1]
-out = Outputs("02_transfer", profile, {**settings, "n_threads": n_threads}, settings["seeds"])
+settings = settings_for(profile, overrides)
+out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 t_start = time.perf_counter()
 display(settings)
 
@@ -89,8 +86,8 @@ def fmt(s, digits=3):
 # words shared.
 
 # %%
-_, a0 = make_split("A", settings["n_train"], settings["n_test"], settings["seeds"][0])
-b0 = generate("B", settings["n_test_B"], settings["seeds"][0])
+_, a0 = make_split("A", settings.n_train, settings.n_test, settings.seeds[0])
+b0 = generate("B", settings.n_test_B, settings.seeds[0])
 tok_b0 = b0.to_frame()
 unseen = tok_b0.word.isin(content_words("B"))
 display(pd.DataFrame({"grammar": ["A", "B"], "sentences": [len(a0), len(b0)],
@@ -112,7 +109,7 @@ display(Markdown(f"In Grammar B, {unseen.mean():.1%} of the tokens are content w
 
 # %%
 results = {}
-for seed in tqdm(settings["seeds"], desc="seeds"):
+for seed in tqdm(settings.seeds, desc="seeds"):
     results[seed] = run_seed(settings, seed)
 tokens = pd.concat([r["tokens"] for r in results.values()], ignore_index=True)
 READ = [c[3:] for c in tokens.columns if c.startswith("ok_")]
@@ -135,10 +132,10 @@ def acc(readout, grammar, frame=per_seed):
 # ## Table 2: role accuracy on Grammar B (never trained on), beside held-out Grammar A
 
 # %%
-NAMES = {"spcn": "SPCN (PGHU), linear probe", "spcn_labelfree": f"SPCN, label-free (k-means K = {settings['n_clusters']})",
-         "spcn_worddrop": f"SPCN, probe trained with word dropout {settings['probe_word_dropout']:g} (parity control)",
-         "bigru": f"BiGRU (supervised, word dropout {settings['bigru']['word_dropout']:g})",
-         **{f"bigru_wd{p:g}": f"BiGRU, word dropout {p:g}" for p in settings["bigru_word_dropouts"]}}
+NAMES = {"spcn": "SPCN (PGHU), linear probe", "spcn_labelfree": f"SPCN, label-free (k-means K = {settings.n_clusters})",
+         "spcn_worddrop": f"SPCN, probe trained with word dropout {settings.probe_word_dropout:g} (parity control)",
+         "bigru": f"BiGRU (supervised, word dropout {settings.bigru.word_dropout:g})",
+         **{f"bigru_wd{p:g}": f"BiGRU, word dropout {p:g}" for p in settings.bigru_word_dropouts}}
 rows = []
 for k, name in NAMES.items():
     sa, sb = mean_ci95(acc(k, "A")), mean_ci95(acc(k, "B"))
@@ -163,7 +160,7 @@ elif gap["verdict"] == "a > b":
 else:
     gap_words = "The two transfer equally well within the CI."
 closes = S["spcn_worddrop"]["B"]["mean"] >= S["bigru"]["B"]["mean"] - S["bigru"]["B"]["ci95"]
-wd_words = "; ".join(f"with word dropout {p:g}, {fmt(S[f'bigru_wd{p:g}']['B'])}" for p in settings["bigru_word_dropouts"])
+wd_words = "; ".join(f"with word dropout {p:g}, {fmt(S[f'bigru_wd{p:g}']['B'])}" for p in settings.bigru_word_dropouts)
 display(Markdown(
     f"**Transfer A -> B: SPCN's probe reads {fmt(S['spcn']['B'])} of Grammar B's roles** (paper: 0.618; "
     + ("within our CI or 0.03 of it" if near else f"{S['spcn']['B']['mean'] - 0.618:+.3f} from it")
@@ -317,7 +314,7 @@ display(Markdown(
 # ## The boundary, measured: lag decodability
 #
 # From the state at token t, a linear probe (least squares on standardised states, one
-# closed-form fit for all lags; `paper_lib.lag_probe`) recovers (a) the **identity** of the
+# closed-form fit for all lags; `paper_lib.probes`) recovers (a) the **identity** of the
 # token at t - k and (b) its **role**, for k = 0..16. States: SPCN's level-1 EMA trace bank
 # (the traces of its sparse column codes; level 1 is fixed, so the learning rule does not
 # enter) read one alpha at a time and whole, and, as a reference, the hidden state of a
@@ -446,7 +443,7 @@ display(Markdown(
 # predictive weights differs ("none" leaves them at zero). Same probe.
 
 # %%
-rules = settings["rules"]
+rules = settings.rules
 rule_rows = []
 for rule in rules:
     for g in "AB":
@@ -516,7 +513,7 @@ metrics = {
     "spcn_deep_acc_A": deep("spcn", "A"), "bigru_deep_acc_A": deep("bigru", "A"),
     "spcn_deep_acc_B": deep("spcn", "B"), "bigru_deep_acc_B": deep("bigru", "B"),
     **{f"spcn_{rule}_acc_{g}": acc(f"spcn_rule_{rule}", g) for rule in rules for g in "AB"},
-    **{f"bigru_wd{p:g}_acc_B": acc(f"bigru_wd{p:g}", "B") for p in settings["bigru_word_dropouts"]},
+    **{f"bigru_wd{p:g}_acc_B": acc(f"bigru_wd{p:g}", "B") for p in settings.bigru_word_dropouts},
 }
 for st, key in ((bank, "bank"), (gru, "gru")):
     for t in ("identity", "role"):

@@ -27,12 +27,12 @@
 # silent); they live in `paper_lib/profiles.py`, section `spen`.
 
 # %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-seeds = None  # list of ints; None uses the seeds of the profile
-steps = None  # optimizer steps per model, None uses the profile value
+profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "steps": 300}
 
 # %%
 import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -41,24 +41,23 @@ import seaborn as sns
 import torch
 from IPython.display import Markdown, display
 
-from paper_lib.corpus import CorpusNeedsNetworkError
-from paper_lib.profiles import get_profile
-from paper_lib.provenance import Outputs
-from paper_lib.stats import mean_ci95
-from paper_lib.train import build_model, measure_throughput, model_sizes, prepare_data, sizes_for, train_and_evaluate
+from paper_lib.data.lm_data import prepare_data
+from paper_lib.evaluate import measure_throughput
+from paper_lib.experiments.spen_train import settings_for
+from paper_lib.models import build_model, sizes_for
+from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.stats import mean_ci95
+from paper_lib.train import train_and_evaluate
 
 t_start = time.perf_counter()
 torch.set_num_threads(2)
-settings = get_profile(profile)["spen"]
-if seeds is not None:
-    settings["seeds"] = list(seeds)
-if steps is not None:
-    settings["steps"] = int(steps)
-SEEDS = settings["seeds"]
+settings = settings_for(profile, overrides)
+SEEDS = settings.seeds
 MODELS = ["spen", "transformer"]
 LABEL = {"spen": "SPEN (EMA traces only)", "transformer": "Transformer (attention)"}
 PAPER = {"spen_ppl": 260.0, "gpt2_ppl": 33.0, "spen_wiki_ppl": 729.0}
-out = Outputs("03_spen_train", profile, settings, SEEDS)
+out = Outputs("03_spen_train", profile, as_dict(settings), SEEDS)
 sns.set_theme(style="whitegrid")
 
 # %% [markdown]
@@ -69,25 +68,25 @@ sns.set_theme(style="whitegrid")
 
 # %%
 data = prepare_data(settings)
-tokens_per_step = settings["batch_size"] * settings["seq_len"]
-train_tokens = settings["steps"] * tokens_per_step
+tokens_per_step = settings.batch_size * settings.seq_len
+train_tokens = settings.steps * tokens_per_step
 display(Markdown(
-    f"Corpus `{settings['corpus']}`: {len(data['corpus'].train)} training and {len(data['corpus'].validation)} "
-    f"held-out articles; tokenizer `{settings['tokenizer']}` with {data['tokenizer'].get_vocab_size()} tokens. "
+    f"Corpus `{settings.corpus}`: {len(data['corpus'].train)} training and {len(data['corpus'].validation)} "
+    f"held-out articles; tokenizer `{settings.tokenizer}` with {data['tokenizer'].get_vocab_size()} tokens. "
     f"Token streams: train {len(data['train']):,}, held-out {len(data['val']):,}, out-of-domain "
-    f"(`{settings['ood_corpus']}`) {len(data['ood']):,} tokens. Each model trains for {settings['steps']} steps x "
-    f"{settings['batch_size']} sequences x {settings['seq_len']} tokens = **{train_tokens:,} tokens** "
-    f"({train_tokens / len(data['train']):.2f} epochs); evaluation uses up to {settings['eval_tokens']:,} tokens "
-    f"of each text in non-overlapping windows of {settings['seq_len']} tokens."))
+    f"(`{settings.ood_corpus}`) {len(data['ood']):,} tokens. Each model trains for {settings.steps} steps x "
+    f"{settings.batch_size} sequences x {settings.seq_len} tokens = **{train_tokens:,} tokens** "
+    f"({train_tokens / len(data['train']):.2f} epochs); evaluation uses up to {settings.eval_tokens:,} tokens "
+    f"of each text in non-overlapping windows of {settings.seq_len} tokens."))
 
 # %% [markdown]
 # ## Models at equal size
 
 # %%
-sizes = model_sizes(settings, data["tokenizer"].get_vocab_size())
-params = {k: sum(p.numel() for p in build_model(k, **sizes_for(k, sizes)).parameters()) for k in MODELS}
-size_table = pd.DataFrame([{"model": LABEL[k], "parameters": params[k], "n_layer": sizes["n_layer"],
-                            "d_model": sizes["d_model"], "vocab_size": sizes["vocab_size"]} for k in MODELS])
+vocab_size = data["tokenizer"].get_vocab_size()
+params = {k: sum(p.numel() for p in build_model(k, **sizes_for(k, settings, vocab_size)).parameters()) for k in MODELS}
+size_table = pd.DataFrame([{"model": LABEL[k], "parameters": params[k], "n_layer": settings.n_layer,
+                            "d_model": settings.d_model, "vocab_size": vocab_size} for k in MODELS])
 out.save_table(size_table, "model_sizes")
 display(size_table)
 display(Markdown(f"Parameter ratio SPEN / Transformer: **{params['spen'] / params['transformer']:.3f}**."))
@@ -219,11 +218,12 @@ display(Markdown(
 
 # %%
 thr_rows = []
-for seq_len in settings["throughput_seq_lens"]:
+for seq_len in settings.throughput_seq_lens:
     for kind in MODELS:
-        model = build_model(kind, seed=0, **sizes_for(kind, {**sizes, "block_size": max(settings["throughput_seq_lens"])}))
-        tps = measure_throughput(model, sizes["vocab_size"], seq_len, settings["throughput_batch_tokens"],
-                                 steps=settings["throughput_steps"])
+        model = build_model(kind, seed=0, **sizes_for(kind, replace(settings, block_size=max(settings.throughput_seq_lens)),
+                                                      vocab_size))
+        tps = measure_throughput(model, vocab_size, seq_len, settings.throughput_batch_tokens,
+                                 steps=settings.throughput_steps)
         thr_rows.append({"model": kind, "seq_len": seq_len, "tokens_per_s": tps})
 thr = pd.DataFrame(thr_rows)
 thr_wide = thr.pivot(index="seq_len", columns="model", values="tokens_per_s").reset_index()
@@ -236,22 +236,6 @@ display(Markdown(
     "Training throughput on " + device + ": "
     + "; ".join(f"at seq_len {int(r['seq_len'])} SPEN runs at **{r['SPEN / Transformer']:.2f}x** the Transformer's tokens/s"
                 for _, r in thr_wide.iterrows()) + "."))
-
-# %% [markdown]
-# ## Real GPT-2 weights
-# Where the network exists, the paper profile's GPT-2 tokenizer can be fetched; evaluating
-# the real GPT-2 small weights on our held-out texts would anchor the Transformer row.
-
-# %%
-try:
-    from paper_lib.tokenizer import gpt2_tokenizer
-
-    gpt2_tokenizer()
-    gpt2_note = ("The network is reachable, but evaluating the real GPT-2 weights is not implemented in this "
-                 "notebook yet; skipped.")
-except CorpusNeedsNetworkError as err:
-    gpt2_note = f"Skipped the evaluation of real GPT-2 weights: offline ({err})."
-display(Markdown(gpt2_note))
 
 # %% [markdown]
 # ## Metrics
@@ -267,7 +251,7 @@ metrics = {
 }
 for _, r in thr.iterrows():
     metrics[f"{r['model']}_tokens_per_s_seq{int(r['seq_len'])}"] = [r["tokens_per_s"]]
-longest = max(settings["throughput_seq_lens"])
+longest = max(settings.throughput_seq_lens)
 metrics["spen_tokens_per_s"] = [float(thr[(thr.model == "spen") & (thr.seq_len == longest)]["tokens_per_s"].iloc[0])]
 metrics["transformer_tokens_per_s"] = [float(thr[(thr.model == "transformer") & (thr.seq_len == longest)]["tokens_per_s"].iloc[0])]
 metrics["throughput_ratio"] = [metrics["spen_tokens_per_s"][0] / metrics["transformer_tokens_per_s"][0]]

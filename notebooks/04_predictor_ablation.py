@@ -33,10 +33,8 @@
 # is silent); the settings live in `paper_lib/profiles.py`, section `ablation`.
 
 # %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper
-seeds = None  # list of ints; None uses the seeds of the profile
-steps = None  # optimizer steps per model, None uses the profile value
-predictors = None  # list of predictor names; None uses the profile's (all six)
+profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, e.g. {"predictors": ["linear"]}
 
 # %%
 import time
@@ -48,32 +46,26 @@ import seaborn as sns
 import torch
 from IPython.display import Markdown, display
 
-from paper_lib import ablation_predictors as ap
-from paper_lib.ablation import (
+from paper_lib import predictors as ap
+from paper_lib.data.lm_data import prepare_data
+from paper_lib.experiments.predictor_ablation import (
     PAPER_LOSS_NATS,
     ablation_metrics,
-    ablation_settings,
     ablation_table,
     budget_table,
     per_seed_values,
     run_ablation,
+    settings_for,
 )
-from paper_lib.profiles import get_profile
-from paper_lib.provenance import Outputs
-from paper_lib.stats import mean_ci95
-from paper_lib.train import prepare_data
+from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.stats import mean_ci95
 
 t_start = time.perf_counter()
 torch.set_num_threads(2)
-settings = ablation_settings(get_profile(profile))
-if seeds is not None:
-    settings["seeds"] = list(seeds)
-if steps is not None:
-    settings["steps"] = int(steps)
-if predictors is not None:
-    settings["predictors"] = list(predictors)
-SEEDS = settings["seeds"]
-out = Outputs("04_predictor_ablation", profile, settings, SEEDS)
+settings = settings_for(profile, overrides)
+SEEDS = settings.seeds
+out = Outputs("04_predictor_ablation", profile, as_dict(settings), SEEDS)
 sns.set_theme(style="whitegrid")
 
 # %% [markdown]
@@ -82,13 +74,13 @@ sns.set_theme(style="whitegrid")
 # %%
 data = prepare_data(settings)
 vocab_size = data["tokenizer"].get_vocab_size()
-train_tokens = settings["steps"] * settings["batch_size"] * settings["seq_len"]
+train_tokens = settings.steps * settings.batch_size * settings.seq_len
 display(Markdown(
-    f"Corpus `{settings['corpus']}` ({len(data['train']):,} training tokens, {len(data['val']):,} held-out tokens), "
-    f"tokenizer `{settings['tokenizer']}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
-    f"{settings['steps']} steps x {settings['batch_size']} sequences x {settings['seq_len']} tokens = "
+    f"Corpus `{settings.corpus}` ({len(data['train']):,} training tokens, {len(data['val']):,} held-out tokens), "
+    f"tokenizer `{settings.tokenizer}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
+    f"{settings.steps} steps x {settings.batch_size} sequences x {settings.seq_len} tokens = "
     f"**{train_tokens:,} tokens**, the same batches for every model of a seed; held-out loss on up to "
-    f"{settings['eval_tokens']:,} tokens of held-out articles."))
+    f"{settings.eval_tokens:,} tokens of held-out articles."))
 
 # %% [markdown]
 # ## The predictors at one parameter budget
@@ -103,7 +95,7 @@ budget.insert(1, "group", budget.model.map(lambda n: "paper" if n in ap.PAPER_PR
 out.save_table(budget, "parameter_budget", floatfmt=".4f")
 display(budget)
 display(Markdown(f"Largest difference to SPEN-linear's {budget.parameters.iloc[0]:,} parameters: "
-                 f"**{budget.vs_linear.abs().max():.2%}** (allowed {settings['budget_tol']:.0%})."))
+                 f"**{budget.vs_linear.abs().max():.2%}** (allowed {settings.budget_tol:.0%})."))
 
 # %% [markdown]
 # ## Training every model on the same tokens

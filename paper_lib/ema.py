@@ -20,15 +20,20 @@ Three implementations of one operator, which agree to float tolerance (``tests/t
 - :class:`EMATraces`: the module, with a streaming form that carries the state across
   chunks of a long sequence and equals the one-shot result.
 
+Beside them, the input-dependent EMA of the ``selective`` control reader:
+:func:`selective_scan_reference` (the recurrence) and :func:`selective_scan` (chunked, parallel).
+
 Shapes: input ``x`` is ``(B, T, D)``; the traces are ``(B, T, S, D)`` with ``S`` the number
 of alphas; states are ``(B, S, D)``. ``causal=True`` shifts the traces by one step so that
 the trace at ``t`` holds only ``x_{<t}`` (what a next-token predictor may read).
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 PAPER_ALPHAS: tuple[float, ...] = (0.5, 0.1, 0.02)
@@ -253,3 +258,83 @@ class EMATraces(nn.Module):
 
     def extra_repr(self) -> str:
         return f"alphas={self.alphas}, causal={self.causal}, streaming={self.streaming}"
+
+
+# --------------------------------------------------------------------------- selective (input-dependent) EMA
+
+SELECTIVE_CHUNK = 32
+"""Time steps per chunk of :func:`selective_scan` (the within-chunk products stay in float range)."""
+SELECTIVE_MAX_RATE = 1.0 - math.exp(-4.0)
+"""Largest rate of the selective EMA (~0.982): caps the log-decay at -4 nats per step, so
+``exp`` of a chunk's log-decay (at most ``4 * SELECTIVE_CHUNK / 2`` after centring) fits
+float32. Our design."""
+
+
+def selective_scan_reference(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE) -> Tensor:
+    """The selective EMA, one step at a time (the reference :func:`selective_scan` is tested against).
+
+    ``a_t = max_rate * sigmoid(logit_t)``, ``g_t = (1 - a_t) g_{t-1} + a_t v_t``, ``g_0 = 0``.
+
+    Args:
+        logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
+
+    Returns:
+        ``(B, T, N)``: ``g_t``, the state *after* step ``t`` (it holds ``v_{<=t}``).
+    """
+    a = max_rate * torch.sigmoid(logit)
+    g = torch.zeros_like(v[:, 0])
+    out = []
+    for t in range(v.shape[1]):
+        g = (1 - a[:, t]) * g + a[:, t] * v[:, t]
+        out.append(g)
+    return torch.stack(out, dim=1)
+
+
+def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE,
+                   chunk: int = SELECTIVE_CHUNK) -> Tensor:
+    """The selective EMA of :func:`selective_scan_reference`, chunked and parallel (no T-step loop).
+
+    Within a chunk, with ``L_i = sum_{tau <= i} log(1 - a_tau)`` (a cumulative sum),
+    ``g_i = sum_{j <= i} exp(L_i - L_j) a_j v_j + exp(L_i) c`` is computed as
+    ``exp(L_i - R) * cumsum_j(exp(R - L_j) a_j v_j)`` with ``R`` the chunk's mid log-decay, which
+    stays within float range because ``a <= max_rate`` bounds each step's log-decay (Mamba-2's
+    chunked scan, in log space). The carries ``c`` into the ``T / chunk`` chunks come from a
+    small masked decay matrix over chunks, so autograd sees only cumsums, exps and one einsum.
+    Computed in float32 at least (under bf16 autocast too).
+
+    Args:
+        logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
+        max_rate: the rate cap, in (0, 1). chunk: time steps per chunk (>= 1).
+
+    Returns:
+        ``(B, T, N)`` states after each step, as the reference.
+
+    Raises:
+        ValueError: shapes differ or are not 3-D, ``max_rate`` outside (0, 1), ``chunk < 1``.
+    """
+    if logit.shape != v.shape or v.ndim != 3:
+        raise ValueError(f"logit and v must share a (B, T, N) shape, got {tuple(logit.shape)} and {tuple(v.shape)}")
+    if not 0.0 < max_rate < 1.0 or chunk < 1:
+        raise ValueError(f"need max_rate in (0, 1) and chunk >= 1, got {max_rate}, {chunk}")
+    dtype = torch.promote_types(v.dtype, torch.float32)
+    logit, v = logit.to(dtype), v.to(dtype)
+    B, T, N = v.shape
+    a = max_rate * torch.sigmoid(logit)                                  # (B, T, N)
+    la, x = torch.log1p(-a), a * v                                       # (B, T, N) each
+    pad = (-T) % chunk                                                   # padding at the end: a = 0
+    if pad:
+        la, x = F.pad(la, (0, 0, 0, pad)), F.pad(x, (0, 0, 0, pad))
+    K = (T + pad) // chunk
+    la, x = la.view(B, K, chunk, N), x.view(B, K, chunk, N)
+    L = la.cumsum(dim=2)                                                 # (B, K, C, N), <= 0
+    R = 0.5 * L[:, :, -1:]                                               # (B, K, 1, N) centre
+    intra = torch.exp(L - R) * torch.cumsum(torch.exp(R - L) * x, dim=2)  # (B, K, C, N), zero carry
+    # carries: c_k = sum_{m < k} exp(P_{k-1} - P_m) end_m, with P the cumulative chunk log-decay
+    Lc = L[:, :, -1]                                                     # (B, K, N)
+    P = Lc.cumsum(dim=1)                                                 # (B, K, N)
+    diff = (P - Lc)[:, :, None] - P[:, None, :]                          # (B, K, K, N): P_{k-1} - P_m
+    below = torch.ones(K, K, dtype=torch.bool, device=v.device).tril(-1)[None, :, :, None]
+    W = torch.where(below, torch.exp(torch.where(below, diff, torch.zeros_like(diff))), torch.zeros_like(diff))
+    carry = torch.einsum("bkmn,bmn->bkn", W, intra[:, :, -1])            # (B, K, N)
+    g = intra + torch.exp(L) * carry[:, :, None]                         # (B, K, C, N)
+    return g.reshape(B, K * chunk, N)[:, :T]

@@ -1,5 +1,5 @@
-"""The ablation's predictors (paper_lib.ablation_predictors) and the experiment's helpers
-(paper_lib.ablation): causality, what each predictor sees, shapes, the selective scan against
+"""The ablation's predictors (paper_lib.predictors) and the experiment's helpers
+(paper_lib.experiments.predictor_ablation): causality, what each predictor sees, shapes, the selective scan against
 its reference loop, the parameter budget, errors."""
 from __future__ import annotations
 
@@ -7,12 +7,17 @@ import pandas as pd
 import pytest
 import torch
 
-from paper_lib import ablation_predictors as ap
-from paper_lib.ablation import ablation_metrics, ablation_settings, budget_table
-from paper_lib.ema import ema_traces
+from paper_lib import predictors as ap
+from paper_lib.ema import ema_traces, selective_scan, selective_scan_reference
+from paper_lib.experiments.predictor_ablation import (
+    ablation_metrics,
+    budget_table,
+    check_param_budget,
+    predictor_param_count,
+    settings_for,
+)
+from paper_lib.models.spen import SPEN, SPENConfig
 from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
-from paper_lib.profiles import get_profile
-from paper_lib.spen import SPEN, SPENConfig
 
 CFG = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64, extra={"n_head": 2})
 
@@ -75,8 +80,8 @@ def test_selective_scan_matches_reference_loop(chunk):
     torch.manual_seed(3)
     z = (3 * torch.randn(2, 61, 5, dtype=torch.float64)).requires_grad_()
     v = torch.randn(2, 61, 5, dtype=torch.float64, requires_grad=True)
-    fast = ap.selective_scan(z, v, chunk=chunk)
-    ref = ap.selective_scan_reference(z, v)
+    fast = selective_scan(z, v, chunk=chunk)
+    ref = selective_scan_reference(z, v)
     torch.testing.assert_close(fast, ref, rtol=1e-12, atol=1e-12)
     w = torch.randn_like(ref)
     g_fast = torch.autograd.grad((fast * w).sum(), (z, v))
@@ -89,14 +94,14 @@ def test_selective_scan_float32_stays_finite_at_extreme_rates():
     v = torch.randn(1, 300, 4)
     for logit in (60.0, -60.0):
         z = torch.full((1, 300, 4), logit)
-        torch.testing.assert_close(ap.selective_scan(z, v), ap.selective_scan_reference(z, v), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(selective_scan(z, v), selective_scan_reference(z, v), rtol=1e-4, atol=1e-5)
 
 
 def test_selective_scan_rejects_bad_input():
     with pytest.raises(ValueError, match="share a \\(B, T, N\\) shape"):
-        ap.selective_scan(torch.zeros(1, 4, 3), torch.zeros(1, 4, 2))
+        selective_scan(torch.zeros(1, 4, 3), torch.zeros(1, 4, 2))
     with pytest.raises(ValueError, match="max_rate in \\(0, 1\\)"):
-        ap.selective_scan(torch.zeros(1, 4, 3), torch.zeros(1, 4, 3), max_rate=1.0)
+        selective_scan(torch.zeros(1, 4, 3), torch.zeros(1, 4, 3), max_rate=1.0)
 
 
 def test_selective_rates_start_log_spaced_between_the_papers_alphas():
@@ -109,10 +114,10 @@ def test_selective_rates_start_log_spaced_between_the_papers_alphas():
 
 @pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
 def test_parameter_budget_within_five_percent(profile):
-    s = ablation_settings(get_profile(profile))
-    cfg = SPENConfig(vocab_size=s["vocab_size"], n_layer=s["n_layer"], d_model=s["d_model"],
-                     d_bottleneck=s["d_bottleneck"], d_ff=s["d_ff"])
-    counts = ap.check_param_budget(cfg)
+    s = settings_for(profile)
+    cfg = SPENConfig(vocab_size=s.vocab_size, n_layer=s.n_layer, d_model=s.d_model,
+                     d_bottleneck=s.d_bottleneck, d_ff=s.d_ff)
+    counts = check_param_budget(cfg)
     ref = counts["linear"]
     assert set(counts) == set(ap.ABLATION_PREDICTORS)
     assert all(abs(n - ref) <= 0.05 * ref for n in counts.values())
@@ -120,8 +125,8 @@ def test_parameter_budget_within_five_percent(profile):
     # whole heads, coarse at smoke's d_model = 32)
     tol = 0.06 if profile == "smoke" else 0.015
     for name in ap.ABLATION_PREDICTORS:
-        assert abs(ap.predictor_param_count(cfg, name) - ap.linear_budget(cfg)) <= tol * ap.linear_budget(cfg)
-    table = budget_table(s, s["vocab_size"])  # the notebook's check, Transformer included
+        assert abs(predictor_param_count(cfg, name) - ap.linear_budget(cfg)) <= tol * ap.linear_budget(cfg)
+    table = budget_table(s, s.vocab_size)  # the notebook's check, Transformer included
     assert set(table.model) == set(ap.ABLATION_PREDICTORS) | {"transformer"}
     assert table.vs_linear.abs().max() <= 0.05
 
@@ -129,16 +134,14 @@ def test_parameter_budget_within_five_percent(profile):
 def test_budget_check_names_the_offender():
     cfg = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64)
     with pytest.raises(ValueError, match="SPEN with predictor '[a-z_]+' has [0-9]+ parameters, .* from linear's [0-9]+ \\(allowed: 0%\\)"):
-        ap.check_param_budget(cfg, tol=0.0)
+        check_param_budget(cfg, tol=0.0)
 
 
 def test_unknown_predictor_name():
     with pytest.raises(ValueError, match="unknown predictor 'mamba'; registered: .*selective.*token_attention"):
         build_predictor("mamba", CFG)
-    sections = get_profile("smoke")
-    sections["ablation"]["predictors"] = ["linear", "mamba"]
-    with pytest.raises(ValueError, match=r"unknown predictor\(s\) \['mamba'\]"):
-        ablation_settings(sections)
+    with pytest.raises(ValueError, match=r"^unknown predictor\(s\) mamba; registered: "):
+        settings_for("smoke", {"predictors": ["linear", "mamba"]})
 
 
 def test_ablation_metrics_gap_closed():

@@ -1,12 +1,18 @@
-"""Corpora and tokenizers (paper_lib.corpus, paper_lib.tokenizer): offline default, splits, caches, errors."""
+"""Corpora and tokenizers (paper_lib.data.corpus, paper_lib.data.tokenizer): offline default, splits, caches, errors."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from paper_lib.corpus import CorpusNeedsNetworkError, clean_wiki_text, extract_wiki_sample, load_corpus, load_eval_docs
-from paper_lib.tokenizer import encode_docs, gpt2_tokenizer, train_bpe
+from paper_lib.data.corpus import (
+    CorpusNeedsNetworkError,
+    clean_wiki_text,
+    extract_wiki_sample,
+    load_corpus,
+    load_eval_docs,
+)
+from paper_lib.data.tokenizer import encode_docs, gpt2_tokenizer, train_bpe
 
 MARKUP = re.compile(r"\[\[|\]\]|\{\{|\}\}|'''|''|<ref|</|==|\|")
 
@@ -84,7 +90,7 @@ def test_unknown_corpus():
 
 
 def test_empty_local_corpus_is_a_clear_error(tmp_path):
-    from paper_lib.corpus import load_corpus
+    from paper_lib.data.corpus import load_corpus
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from paper_lib.grammar import (
+from paper_lib.data.grammar import (
     FUNCTION_WORDS,
     N_ROLES,
     ROLE_KIND,

@@ -14,33 +14,33 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from paper_lib.atomic import atomic_path, write_json
-from paper_lib.notebooks import main as notebooks_main
-from paper_lib.profiles import PROFILE_NAMES, get_profile
-from paper_lib.provenance import Outputs, output_dir
-from paper_lib.stats import mean_ci95
+from paper_lib.pipeline.atomic import atomic_path, write_json
+from paper_lib.pipeline.profiles import PROFILE_NAMES, PROFILES, check_profile, profile_overrides
+from paper_lib.pipeline.provenance import Outputs, output_dir
+from paper_lib.pipeline.runner import main as notebooks_main
+from paper_lib.pipeline.stats import mean_ci95
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_profiles_have_the_same_sections():
-    sections = {name: set(get_profile(name)) for name in PROFILE_NAMES}
+    sections = {name: set(PROFILES[name]) for name in PROFILE_NAMES}
     assert sections["smoke"] == sections["cpu"] == sections["paper"]
-    assert {"grammar_probe", "transfer", "spen", "ablation"} <= sections["cpu"]
+    assert {"grammar_probe", "transfer", "spen_train", "predictor_ablation"} <= sections["cpu"]
 
 
 def test_unknown_profile_is_one_line_naming_the_allowed():
     with pytest.raises(ValueError) as err:
-        get_profile("laptop")
+        check_profile("laptop")
     assert str(err.value) == "unknown profile 'laptop'; allowed: smoke, cpu, paper"
-    proc = subprocess.run([sys.executable, "-m", "paper_lib.profiles", "laptop"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "paper_lib.pipeline.profiles", "laptop"], capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stderr.strip() == "error: unknown profile 'laptop'; allowed: smoke, cpu, paper"
     assert notebooks_main(["notebooks/none.py", "--profile", "laptop"]) == 2
 
 
-def test_get_profile_returns_a_copy():
-    get_profile("cpu")["spen"]["injected"] = 1
-    assert "injected" not in get_profile("cpu")["spen"]
+def test_profile_overrides_returns_a_copy():
+    profile_overrides("smoke", "spen_train")["injected"] = 1
+    assert "injected" not in profile_overrides("smoke", "spen_train")
 
 
 def test_mean_ci95_known_values():
@@ -100,6 +100,6 @@ def test_unknown_notebook_parameter_is_rejected(tmp_path):
     nb.parent.mkdir()
     nb.write_text('# %% tags=["parameters"]\nprofile = "cpu"\nseeds = None\n')
     with pytest.raises(ValueError, match=r"unknown notebook parameter\(s\) seedz for 00_demo; allowed: profile, seeds"):
-        from paper_lib.notebooks import run_notebook
+        from paper_lib.pipeline.runner import run_notebook
         run_notebook(nb, "smoke", {"seedz": [3]}, build=tmp_path / "build")
     assert not (tmp_path / "build" / "executed").exists() or not any((tmp_path / "build" / "executed").rglob("*.ipynb"))

@@ -4,11 +4,11 @@ import pandas as pd
 import pytest
 import torch
 
-from paper_lib.baselines import GRULMConfig, gru_states, train_gru_lm
+from paper_lib.data.grammar import make_documents, make_split, pad_labels
 from paper_lib.ema import ema_traces
-from paper_lib.grammar import make_split
-from paper_lib.lag_probe import lag_decodability, lagged, make_documents, pad_labels
-from paper_lib.transfer import alpha_subsets, group_accuracy, paired_verdict, word_dropout
+from paper_lib.experiments.transfer import alpha_subsets, group_accuracy, paired_verdict, word_dropout
+from paper_lib.models.gru import GRULMConfig, gru_states, train_gru_lm
+from paper_lib.probes import lag_decodability, lagged
 
 V = 8  # vocabulary of the toy streams
 

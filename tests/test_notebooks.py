@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from paper_lib.notebooks import run_notebook
-from paper_lib.provenance import output_dir
+from paper_lib.pipeline.provenance import output_dir
+from paper_lib.pipeline.runner import run_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from paper_lib.baselines import BiGRUConfig, build_vocab, encode, predict_bigru, train_bigru
+from paper_lib.models.gru import BiGRUConfig, build_vocab, encode, predict_bigru, train_bigru
 from paper_lib.probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from paper_lib.report import claims_table, render, update_readme, write_report
+from paper_lib.pipeline.report import claims_table, render, update_readme, write_report
 
 
 def _metrics(folder, notebook, **values):

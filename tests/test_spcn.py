@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from paper_lib.grammar import generate
-from paper_lib.spcn import SPCN, SPCNConfig, kwta_columns, word_code
+from paper_lib.data.grammar import generate
+from paper_lib.models.spcn import SPCN, SPCNConfig, kwta_columns, word_code
 
 CFG = dict(d_code=32, n_columns=4, column_size=8, top_k=2, epochs=1, batch_size=16)
 

@@ -1,12 +1,12 @@
-"""SPEN (paper_lib.spen), its predictors and the matched Transformer: causality, sizes, sparsity."""
+"""SPEN (paper_lib.models.spen), its predictors and the matched Transformer: causality, sizes, sparsity."""
 from __future__ import annotations
 
 import pytest
 import torch
 
+from paper_lib.models.spen import SPEN, SPENConfig
+from paper_lib.models.transformer import Transformer, TransformerConfig
 from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
-from paper_lib.spen import SPEN, SPENConfig
-from paper_lib.transformer import Transformer, TransformerConfig
 
 TINY = dict(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64)
 

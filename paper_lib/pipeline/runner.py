@@ -19,7 +19,7 @@ from typing import Any
 from .atomic import atomic_path
 from .profiles import check_profile
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,

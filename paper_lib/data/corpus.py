@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .atomic import write_text
+from ..pipeline.atomic import write_text
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 OFFLINE_DEFAULT = "wiki_sample"
 WIKI_SAMPLE_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 LEE_FILE = "lee_background.cor"

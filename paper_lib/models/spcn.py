@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .ema import PAPER_ALPHAS, check_alphas, ema_traces
-from .hebbian import LEARNING_RULES, make_rule
+from ..ema import PAPER_ALPHAS, check_alphas, ema_traces
+from ..hebbian import LEARNING_RULES, make_rule
 
 
 @dataclass
@@ -234,7 +234,3 @@ class SPCN:
         a, h, y = levels[level - 1]
         err = (a[:, 1:] - y[:, :-1])[mask[:, 1:]]
         return float((err ** 2).mean())
-
-    def describe(self) -> dict:
-        """The configuration as a JSON-able dict, plus the feature width."""
-        return {**asdict(self.cfg), "n_units": self.cfg.n_units, "n_features": self.cfg.n_features}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_path, write_text
+from ..pipeline.atomic import atomic_path, write_text
 from .corpus import DATA_DIR, Corpus, hub_offline, needs_network_error
 
 EOT = "<|endoftext|>"

@@ -24,16 +24,15 @@ logits at ``<= t`` unchanged.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .ema import PAPER_ALPHAS, ema_traces
-from .predictors import build_predictor
-from .transformer import gpt2_init_weights
+from ..ema import PAPER_ALPHAS, ema_traces
+from ..predictors import build_predictor
+from .lm import CausalLM
 
 
 @dataclass
@@ -124,7 +123,6 @@ class SPENBlock(nn.Module):
     """One SPEN block (Figure 1): traces -> predict -> error -> context mix -> sparse FFN.
 
     ``(B, T, D) -> (B, T, D)``; the output at ``t`` depends on inputs at ``<= t`` only.
-    ``last_error`` keeps the latest ``(B, T, D)`` prediction error (detached) for analysis.
     """
 
     def __init__(self, config: SPENConfig):
@@ -135,56 +133,28 @@ class SPENBlock(nn.Module):
         self.mix = ContextMix(config)
         self.ln_2 = nn.LayerNorm(config.d_model)
         self.ffn = SparseFFN(config)
-        self.last_error: Tensor | None = None
 
     def forward(self, x: Tensor) -> Tensor:
         u = self.ln_1(x)                                               # (B, T, D)
         h = ema_traces(u, self.alphas, causal=True)                    # (B, T, S, D): u_{<t}
         x_hat = self.predictor(u, h)                                   # (B, T, D)
         e = u - x_hat                                                  # (B, T, D)
-        self.last_error = e.detach()
         x = x + self.mix(e, h)                                         # (B, T, D)
         return x + self.ffn(self.ln_2(x))                              # (B, T, D)
 
 
-class SPEN(nn.Module):
-    """The SPEN language model: token embedding, ``n_layer`` blocks, LayerNorm, tied head.
+class SPEN(CausalLM):
+    """The SPEN language model: token embedding, ``n_layer`` SPEN blocks, LayerNorm, tied head
+    (:class:`paper_lib.models.lm.CausalLM`; no position table, any length works).
 
     ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
     with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
 
     Raises:
-        ValueError: ``idx`` not 2-D (SPEN has no position table, any length works).
+        ValueError: ``idx`` not 2-D.
     """
 
+    kind = "spen"
+
     def __init__(self, config: SPENConfig):
-        super().__init__()
-        self.config = config
-        self.wte = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(SPENBlock(config) for _ in range(config.n_layer))
-        self.ln_f = nn.LayerNorm(config.d_model)
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight                          # tied embeddings (ours)
-        self.apply(gpt2_init_weights)
-        for name, p in self.named_parameters():                        # GPT-2's scaled residual init
-            if name.endswith(("mix.up.weight", "ffn.proj.weight")):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
-
-    def forward(self, idx: Tensor, targets: Tensor | None = None):
-        if idx.ndim != 2:
-            raise ValueError(f"idx must have shape (B, T), got {tuple(idx.shape)}")
-        x = self.wte(idx)                                              # (B, T, D)
-        for block in self.blocks:
-            x = block(x)
-        logits = self.lm_head(self.ln_f(x))                            # (B, T, V)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
-        return logits, loss
-
-    def num_params(self) -> int:
-        """Parameters, counting the tied embedding once."""
-        return sum(p.numel() for p in self.parameters())
-
-    def config_dict(self) -> dict:
-        return {"model": "spen", **asdict(self.config)}
+        super().__init__(config, SPENBlock, positions=False, residual_proj=("mix.up.weight", "ffn.proj.weight"))

@@ -9,7 +9,7 @@ with probability ``word_dropout``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -143,12 +143,6 @@ def predict_bigru(model: BiGRUTagger, vocab: dict[str, int], sentences: Sequence
         pred = model(ids, lens).argmax(-1)                                    # (B, T)
         out.extend(pred[b, : len(s)].numpy() for b, s in enumerate(chunk))
     return np.concatenate(out)
-
-
-def describe(cfg: BiGRUConfig, vocab_size: int) -> dict:
-    """The configuration as a JSON-able dict, plus the parameter count."""
-    n_params = sum(p.numel() for p in BiGRUTagger(vocab_size, cfg).parameters())
-    return {**asdict(cfg), "n_params": n_params}
 
 
 # ----------------------------------------------------------------------------- GRU language model

@@ -10,12 +10,12 @@ small's architecture and 124M parameters. Our design otherwise: no dropout.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from .lm import CausalLM
 
 
 @dataclass
@@ -87,8 +87,9 @@ class Block(nn.Module):
         return x + self.mlp(self.ln_2(x))
 
 
-class Transformer(nn.Module):
-    """GPT-2-style causal language model.
+class Transformer(CausalLM):
+    """GPT-2-style causal language model (:class:`paper_lib.models.lm.CausalLM` with a learned
+    position table of ``block_size`` rows and :class:`Block`).
 
     ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
     with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
@@ -97,50 +98,7 @@ class Transformer(nn.Module):
         ValueError: ``idx`` not 2-D or longer than ``block_size``.
     """
 
+    kind = "transformer"
+
     def __init__(self, config: TransformerConfig):
-        super().__init__()
-        self.config = config
-        self.wte = nn.Embedding(config.vocab_size, config.d_model)
-        self.wpe = nn.Embedding(config.block_size, config.d_model)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
-        self.ln_f = nn.LayerNorm(config.d_model)
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight                          # tied embeddings
-        self.apply(gpt2_init_weights)
-        for name, p in self.named_parameters():                        # GPT-2's scaled residual init
-            if name.endswith(("attn.proj.weight", "mlp.proj.weight")):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
-
-    def forward(self, idx: Tensor, targets: Tensor | None = None):
-        if idx.ndim != 2:
-            raise ValueError(f"idx must have shape (B, T), got {tuple(idx.shape)}")
-        T = idx.shape[1]
-        if T > self.config.block_size:
-            raise ValueError(f"sequence of {T} tokens is longer than block_size {self.config.block_size}")
-        pos = torch.arange(T, device=idx.device)
-        x = self.wte(idx) + self.wpe(pos)                              # (B, T, D)
-        for block in self.blocks:
-            x = block(x)
-        logits = self.lm_head(self.ln_f(x))                            # (B, T, V)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
-        return logits, loss
-
-    def num_params(self) -> int:
-        """Parameters, counting the tied embedding once."""
-        return sum(p.numel() for p in self.parameters())
-
-    def config_dict(self) -> dict:
-        return {"model": "transformer", **asdict(self.config)}
-
-
-def gpt2_init_weights(module: nn.Module) -> None:
-    """GPT-2's initialisation (normal std 0.02, zero biases), for ``model.apply``; SPEN uses it
-    too (ours: the paper is silent)."""
-    if isinstance(module, nn.Linear):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if module.bias is not None:
-            nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.Embedding):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        super().__init__(config, Block, positions=True, residual_proj=("attn.proj.weight", "mlp.proj.weight"))

@@ -18,8 +18,9 @@ The contract of :meth:`Predictor.forward` (what keeps the language model causal)
   ``u[:, t]`` itself (else the "prediction" copies its target) nor on anything later.
   :func:`check_predictor_causal` tests exactly that; every registered predictor must pass.
 
-A new predictor (the ablation, issue 5) is a subclass in this module or another, decorated
-with ``@register_predictor("name")``; its docstring says what it can see.
+A new predictor is a subclass in a module of its own in this package, decorated with
+``@register_predictor("name")`` and imported by ``paper_lib/predictors/__init__.py``; its
+docstring says what it can see. Importing :mod:`paper_lib.predictors` registers every reader.
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from typing import Callable
 
 import torch
 from torch import Tensor, nn
+
+from ..ema import ema_traces
 
 PREDICTORS: dict[str, type["Predictor"]] = {}
 """Registry: config string -> predictor class."""
@@ -53,8 +56,6 @@ def build_predictor(name: str, config) -> "Predictor":
     Raises:
         ValueError: unknown name (the message lists the registered ones).
     """
-    from . import ablation_predictors  # noqa: F401  registers the ablation's predictors (issue 5)
-
     if name not in PREDICTORS:
         raise ValueError(f"unknown predictor {name!r}; registered: {', '.join(sorted(PREDICTORS))}")
     return PREDICTORS[name](config)
@@ -77,25 +78,6 @@ class Predictor(nn.Module):
         raise NotImplementedError
 
 
-@register_predictor("linear")
-class LinearPredictor(Predictor):
-    """The paper's default reader: one linear projection of the stacked trace bank at ``t``.
-
-    ``x_hat_t = W [h_t^(1); ...; h_t^(S)] + b`` with ``W`` of shape ``(D, S*D)``.
-    Sees: only the traces at ``t`` (so, by the data processing inequality, nothing the
-    traces lost). The paper: "linear projection"; the exact form (one matrix over the
-    concatenated traces, with bias) is our design.
-    """
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.proj = nn.Linear(len(config.alphas) * config.d_model, config.d_model)
-
-    def forward(self, u: Tensor, traces: Tensor) -> Tensor:
-        B, T, S, D = traces.shape
-        return self.proj(traces.reshape(B, T, S * D))                  # (B, T, D)
-
-
 def check_predictor_causal(predictor: Predictor, u: Tensor, t: int, atol: float = 1e-6) -> bool:
     """True if ``x_hat[:, :t + 1]`` does not change when ``u[:, t:]`` changes.
 
@@ -109,8 +91,6 @@ def check_predictor_causal(predictor: Predictor, u: Tensor, t: int, atol: float 
     Raises:
         ValueError: ``t`` outside ``[0, T)``.
     """
-    from .ema import ema_traces
-
     if not 0 <= t < u.shape[1]:
         raise ValueError(f"t must lie in [0, {u.shape[1]}), got {t}")
     alphas = predictor.config.alphas
@@ -120,3 +100,39 @@ def check_predictor_causal(predictor: Predictor, u: Tensor, t: int, atol: float 
         v[:, t:] = torch.randn_like(v[:, t:])
         b = predictor(v, ema_traces(v, alphas, causal=True))
     return bool(torch.allclose(a[:, :t + 1], b[:, :t + 1], atol=atol))
+
+
+PAPER_PREDICTORS: tuple[str, ...] = ("linear", "linear_attention", "softmax_attention")
+"""The paper's ablation: readers of the trace bank at t, bounded by the traces."""
+CONTROL_PREDICTORS: tuple[str, ...] = ("history_attention", "selective", "token_attention")
+"""Our controls: readers that see more than the trace bank at t."""
+ABLATION_PREDICTORS: tuple[str, ...] = PAPER_PREDICTORS + CONTROL_PREDICTORS
+SEES: dict[str, str] = {
+    "linear": "trace bank at t (one linear map)",
+    "linear_attention": "trace bank at t (linear attention among its S traces)",
+    "softmax_attention": "trace bank at t (softmax attention among its S traces)",
+    "history_attention": "trace banks h_1..h_t (causal softmax attention)",
+    "selective": "u_{<t} through a learned input-dependent EMA",
+    "token_attention": "u_{<t} directly (causal self-attention)",
+}
+"""What ``x_hat_t`` of each predictor can see, in a few words (the notebook's table)."""
+
+
+
+def n_heads(config) -> int:
+    """Attention heads of the attention predictors: ``config.extra["n_head"]`` or ``d_model // 64``."""
+    return int(config.extra.get("n_head", max(1, config.d_model // 64)))
+
+
+def linear_budget(config) -> int:
+    """Parameters of the ``linear`` predictor, the budget every predictor is sized to:
+    ``S * d_model**2 + d_model``."""
+    return len(config.alphas) * config.d_model ** 2 + config.d_model
+
+
+def reader_width(config, per_unit: int) -> int:
+    """Inner width ``w`` (a multiple of the heads) with ``per_unit * w`` closest to the budget."""
+    h = n_heads(config)
+    return max(h, h * round(linear_budget(config) / (per_unit * h)))
+
+

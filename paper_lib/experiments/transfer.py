@@ -22,23 +22,81 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 import torch
 
-from .baselines import GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
-from .grammar import ROLES, GrammarConfig, function_words, generate, make_split, vocabulary
-from .grammar_probe import bigru_config, spcn_config
-from .lag_probe import lag_decodability, make_documents, pad_labels
-from .probes import fit_cluster_readout, fit_linear_probe
-from .spcn import SPCN
-from .stats import mean_ci95
+from ..data.grammar import (
+    ROLES,
+    GrammarConfig,
+    function_words,
+    generate,
+    make_documents,
+    make_split,
+    pad_labels,
+    vocabulary,
+)
+from ..ema import PAPER_ALPHAS
+from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
+from ..models.spcn import SPCN, SPCNConfig
+from ..pipeline.settings import check_seeds, configure
+from ..pipeline.stats import mean_ci95
+from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "bigru")
 """The main readouts, each a boolean column ``ok_<readout>`` of the token table."""
+
+
+@dataclass
+class LagSettings:
+    """The lag-decodability study of notebook 02 (:func:`paper_lib.probes.lag_decodability`)."""
+
+    enabled: bool = True                 # run it
+    max_lag: int = 16                    # largest k (tokens)
+    doc_sentences: int = 8               # sentences joined into one document (tokens run across them)
+    ridge: float = 1.0                   # L2 strength of the least-squares probe
+    gru: GRULMConfig = field(default_factory=lambda: GRULMConfig(
+        d_embed=32, lr=0.003, epochs=3, batch_size=16))  # d_hidden is set to the trace-bank width per run
+
+
+@dataclass
+class Settings:
+    """Notebook 02's settings; the defaults are the ``cpu`` profile's (our design: the paper
+    gives no sizes). Profiles change them in :mod:`paper_lib.pipeline.profiles`."""
+
+    n_train: int = 2000                  # training sentences of Grammar A
+    n_test: int = 500                    # held-out sentences of Grammar A
+    n_test_B: int = 500                  # sentences of Grammar B (never trained on)
+    max_depth: int = 3                   # deepest relative-clause nesting (levels)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
+    spcn: SPCNConfig = field(default_factory=lambda: SPCNConfig(
+        d_code=128, n_levels=2, n_columns=8, column_size=16, top_k=2, alphas=PAPER_ALPHAS, rule="pghu",
+        lr=1.0, beta=0.05, epochs=3, batch_size=32))  # headline SPCN (seed set per run)
+    rules: tuple[str, ...] = ("pghu", "hebbian", "none")  # learning-rule ablation (one SPCN each)
+    probe_C: float = 1.0                 # inverse L2 strength of the logistic probe
+    probe_max_iter: int = 50             # lbfgs iterations (budget)
+    probe_word_dropout: float = 0.1      # P(A-train token -> fresh unseen word) for the parity-control probe
+    n_clusters: int = 128                # K of the label-free readout (majority mapping)
+    bigru: BiGRUConfig = field(default_factory=lambda: BiGRUConfig(
+        d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))
+    bigru_word_dropouts: tuple[float, ...] = (0.0, 0.3)  # extra BiGRUs with these word-dropout rates
+    timescale_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose SPCN is rebuilt with every subset of the alphas
+    lag: LagSettings = field(default_factory=LagSettings)
+
+
+def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Notebook 02's settings at ``profile`` with a reader's ``overrides`` applied; the
+    timescale study runs on the chosen seeds that it lists (or on the first seed).
+
+    Raises:
+        ValueError: unknown profile or an unknown setting (one line naming the allowed ones).
+    """
+    s = check_seeds(configure(Settings(), "transfer", profile, overrides))
+    kept = tuple(x for x in s.timescale_seeds if x in s.seeds) or s.seeds[:1]
+    return replace(s, timescale_seeds=kept)
 
 
 def alpha_subsets(alphas) -> list[tuple[float, ...]]:
@@ -70,7 +128,7 @@ def word_dropout(sentences, p: float, seed: int, tag: str = "unk") -> list[list[
 
 
 def _probe(settings, seed, X, y):
-    return fit_linear_probe(X, y, C=settings["probe_C"], max_iter=settings["probe_max_iter"], seed=seed)
+    return fit_linear_probe(X, y, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)
 
 
 def _token_table(corpus, seed: int) -> pd.DataFrame:
@@ -81,8 +139,8 @@ def _token_table(corpus, seed: int) -> pd.DataFrame:
     return tok
 
 
-def lag_study(spcn: SPCN, train, test, settings: Mapping[str, Any], seed: int, progress: bool = False):
-    """Lag-decodability curves on Grammar A documents (see :mod:`paper_lib.lag_probe`).
+def lag_study(spcn: SPCN, train, test, settings: Settings, seed: int, progress: bool = False):
+    """Lag-decodability curves on Grammar A documents (see :func:`paper_lib.probes.lag_decodability`).
 
     States: SPCN's level-1 trace bank ``(B, T, S, N)`` read one alpha at a time and whole,
     and the state of a GRU language model with ``S * N`` hidden units trained on the same
@@ -93,12 +151,12 @@ def lag_study(spcn: SPCN, train, test, settings: Mapping[str, Any], seed: int, p
         ``(curves, gru_history)``: one row per (state, target, lag) with ``accuracy``,
         ``chance``, ``n_test``, ``width``; and the GRU's training loss per epoch (nats/token).
     """
-    lag = settings["lag"]
-    lags = list(range(lag["max_lag"] + 1))
+    lag = settings.lag
+    lags = list(range(lag.max_lag + 1))
     vocab = {w: i + 1 for i, w in enumerate(vocabulary("A"))}          # 0 = padding
     docs, labels, states = {}, {}, {}
     for split, corpus in (("train", train), ("test", test)):
-        words, roles = make_documents(corpus, lag["doc_sentences"])
+        words, roles = make_documents(corpus, lag.doc_sentences)
         ids = pad_labels([[vocab[w] for w in d] for d in words])      # (B, T), -1 on padding
         labels[split] = {"identity": ids, "role": pad_labels(roles, ids.shape[1])}
         docs[split] = words
@@ -106,26 +164,49 @@ def lag_study(spcn: SPCN, train, test, settings: Mapping[str, Any], seed: int, p
         states[split] = levels[0][1].numpy()                           # (B, T, S, N) level-1 traces
     S, N = states["train"].shape[2:]
     ids_train = torch.from_numpy(np.maximum(labels["train"]["identity"], 0))
-    gcfg = GRULMConfig(**lag["gru"], d_hidden=S * N, seed=seed)
+    gcfg = replace(lag.gru, d_hidden=S * N, seed=seed)
     gru, history = train_gru_lm(ids_train, len(vocab) + 1, gcfg, progress=progress)
     variants = {f"alpha = {a:g}": (lambda h, s=s: h[:, :, s]) for s, a in enumerate(spcn.cfg.alphas)}
     variants["EMA bank (all alphas)"] = lambda h: h.reshape(*h.shape[:2], -1)
     rows = []
     for name, pick in variants.items():
         df = lag_decodability(pick(states["train"]), labels["train"], pick(states["test"]), labels["test"],
-                              lags, ridge=lag["ridge"])
+                              lags, ridge=lag.ridge)
         rows.append(df.assign(state=name, width=pick(states["train"][:1, :1]).shape[-1]))
     g = {split: gru_states(gru, torch.from_numpy(np.maximum(labels[split]["identity"], 0))) for split in labels}
-    df = lag_decodability(g["train"], labels["train"], g["test"], labels["test"], lags, ridge=lag["ridge"])
+    df = lag_decodability(g["train"], labels["train"], g["test"], labels["test"], lags, ridge=lag.ridge)
     rows.append(df.assign(state="GRU language model", width=S * N))
     return pd.concat(rows, ignore_index=True).assign(seed=seed), history
 
 
-def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> dict[str, Any]:
+def _bigru_stage(settings: Settings, seed: int, train, evals, tokens, progress: bool) -> None:
+    """The supervised BiGRU (and one per extra word-dropout rate): writes ``ok_bigru[_wd<p>]``."""
+    for p in [None, *settings.bigru_word_dropouts]:
+        bcfg = replace(settings.bigru, seed=seed, **({} if p is None else {"word_dropout": p}))
+        model, vocab, _ = train_bigru(train.sentences, train.roles, bcfg, progress=progress)
+        for g, c in evals.items():
+            ok = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+            tokens[g]["ok_bigru" if p is None else f"ok_bigru_wd{p:g}"] = ok
+
+
+def _timescale_rows(base: SPCNConfig, seed: int, train, evals, tokens, score) -> list[dict]:
+    """SPCN rebuilt with each subset of the EMA rates: accuracy on A and B per subset."""
+    rows = []
+    for subset in alpha_subsets(base.alphas):
+        if subset == tuple(base.alphas):
+            acc = {g: float(tokens[g]["ok_spcn"].mean()) for g in evals}
+        else:
+            acc = score(SPCN(replace(base, alphas=subset)).fit(train.sentences))
+        rows.append({"seed": seed, "alphas": " + ".join(f"{a:g}" for a in subset), "n_alphas": len(subset),
+                     "acc_A": acc["A"], "acc_B": acc["B"]})
+    return rows
+
+
+def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str, Any]:
     """One seed of Experiment 1b.
 
     Args:
-        settings: a ``transfer`` profile section (``paper_lib.profiles``).
+        settings: notebook 02's :class:`Settings`.
         seed: seeds both grammars' sentences, SPCN's codes and projections, the probes and
             the BiGRU.
         progress: tqdm bars for the learning loops.
@@ -136,7 +217,7 @@ def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> 
         ones of :data:`READOUTS`, ``spcn_rule_<rule>`` per learning rule and
         ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
-        ``settings["timescale_seeds"]``), "lag": the lag curves (or None),
+        ``settings.timescale_seeds``), "lag": the lag curves (or None),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
     """
     torch.manual_seed(seed)
@@ -148,20 +229,20 @@ def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> 
         timings[name] = time.perf_counter() - clock
         clock = time.perf_counter()
 
-    gcfg = GrammarConfig(max_depth=settings["max_depth"])
-    train, test_a = make_split("A", settings["n_train"], settings["n_test"], seed, gcfg)
-    test_b = generate("B", settings["n_test_B"], seed, gcfg)
+    gcfg = GrammarConfig(max_depth=settings.max_depth)
+    train, test_a = make_split("A", settings.n_train, settings.n_test, seed, gcfg)
+    test_b = generate("B", settings.n_test_B, seed, gcfg)
     y_tr = train.flat_roles()
     evals = {"A": test_a, "B": test_b}
     tokens = {g: _token_table(c, seed) for g, c in evals.items()}
-    base = spcn_config(settings, seed)
+    base = replace(settings.spcn, seed=seed)
     main_rule = base.rule
 
     def score(model: SPCN, column: str | None = None, extra: bool = False) -> dict[str, float]:
         """Probe on A-train features; writes ok_<column> and returns the accuracy on A and B."""
         X_tr = model.token_features(train.sentences)
         probe = _probe(settings, seed, X_tr, y_tr)
-        readout = (fit_cluster_readout(X_tr, y_tr, n_clusters=settings["n_clusters"], n_roles=len(ROLES),
+        readout = (fit_cluster_readout(X_tr, y_tr, n_clusters=settings.n_clusters, n_roles=len(ROLES),
                                        mapping="majority", seed=seed) if extra else None)
         acc = {}
         for g, c in evals.items():
@@ -176,7 +257,7 @@ def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> 
 
     # SPCN, one network per learning rule; the main rule's is the headline model
     models = {}
-    for rule in dict.fromkeys([main_rule, *settings["rules"]]):
+    for rule in dict.fromkeys([main_rule, *settings.rules]):
         models[rule] = SPCN(replace(base, rule=rule)).fit(train.sentences, progress=progress)
         score(models[rule], f"spcn_rule_{rule}", extra=rule == main_rule)
     spcn = models[main_rule]
@@ -185,34 +266,20 @@ def run_seed(settings: Mapping[str, Any], seed: int, progress: bool = False) -> 
     lap("spcn (all rules)")
 
     # parity control: the same SPCN, its probe trained with word dropout into fresh codes
-    dropped = word_dropout(train.sentences, settings["probe_word_dropout"], seed)
+    dropped = word_dropout(train.sentences, settings.probe_word_dropout, seed)
     X_drop = spcn.token_features(dropped)
     probe = _probe(settings, seed, X_drop, y_tr)
     for g, c in evals.items():
         tokens[g]["ok_spcn_worddrop"] = probe.predict(spcn.token_features(c.sentences)) == c.flat_roles()
     lap("spcn word-dropout probe")
 
-    # the supervised BiGRU (and its word dropout varied)
-    for p in [None, *settings["bigru_word_dropouts"]]:
-        bcfg = bigru_config(settings, seed) if p is None else replace(bigru_config(settings, seed), word_dropout=p)
-        model, vocab, _ = train_bigru(train.sentences, train.roles, bcfg, progress=progress)
-        for g, c in evals.items():
-            tokens[g]["ok_bigru" if p is None else f"ok_bigru_wd{p:g}"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+    _bigru_stage(settings, seed, train, evals, tokens, progress)
     lap("bigru")
 
-    # timescales: SPCN rebuilt with each subset of the EMA rates
-    ts_rows = []
-    if seed in settings["timescale_seeds"]:
-        for subset in alpha_subsets(base.alphas):
-            if subset == tuple(base.alphas):
-                acc = {g: float(tokens[g]["ok_spcn"].mean()) for g in evals}
-            else:
-                acc = score(SPCN(replace(base, alphas=subset)).fit(train.sentences))
-            ts_rows.append({"seed": seed, "alphas": " + ".join(f"{a:g}" for a in subset), "n_alphas": len(subset),
-                            "acc_A": acc["A"], "acc_B": acc["B"]})
+    ts_rows = (_timescale_rows(base, seed, train, evals, tokens, score) if seed in settings.timescale_seeds else [])
     lap("timescales")
 
-    lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings["lag"]["enabled"]
+    lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
                      else (None, []))
     lap("lag study")
     return {"tokens": pd.concat(tokens.values(), ignore_index=True), "timescales": pd.DataFrame(ts_rows),

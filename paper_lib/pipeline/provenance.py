@@ -26,7 +26,7 @@ from .atomic import atomic_path, write_json, write_text
 from .profiles import check_profile
 from .stats import mean_ci95
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:

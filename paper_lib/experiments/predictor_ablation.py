@@ -12,48 +12,71 @@ neither); they live in the ``ablation`` section of :mod:`paper_lib.profiles`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
 import numpy as np
 import pandas as pd
+import torch
 
-from . import ablation_predictors as ap
-from .stats import mean_ci95
-from .train import build_model, count_params, model_sizes, sizes_for, train_and_evaluate
+from ..models import SPEN, build_model, count_params, sizes_for
+from ..pipeline.settings import check_seeds, configure
+from ..pipeline.stats import mean_ci95
+from ..predictors import ABLATION_PREDICTORS, CONTROL_PREDICTORS, PAPER_PREDICTORS, PREDICTORS, build_predictor
+from ..train import LMSettings, train_and_evaluate
 
 PAPER_LOSS_NATS = 7.60
 """The paper's ablation loss, the same for its three predictors (nats)."""
 
 
-def ablation_settings(sections: dict) -> dict:
-    """The settings of one ablation run: the ``spen`` section (corpus, tokenizer, data sizes)
-    overridden by the ``ablation`` section (models, budget, seeds).
+@dataclass
+class Settings(LMSettings):
+    """Notebook 04's settings: the language-model run of notebook 03 (same corpus and tokenizer
+    at every profile) at the ablation's own sizes, plus the models to compare. Defaults are
+    the ``cpu`` profile's: 6 predictors and the Transformer, ~1.9M parameters each."""
 
-    Args:
-        sections: a profile, as from :func:`paper_lib.profiles.get_profile`.
+    predictors: tuple[str, ...] = ABLATION_PREDICTORS  # the paper's three, then our three controls
+    transformer: bool = True             # also train the matched Transformer (same budget and tokens)
+    budget_tol: float = 0.05             # max relative parameter difference to SPEN-linear (fraction)
+    n_layer: int = 4                     # blocks
+    d_model: int = 128                   # residual width
+    n_head: int = 2                      # Transformer heads (= SPEN's attention predictors': d_model // 64)
+    d_bottleneck: int = 48               # SPEN context-mix bottleneck width
+    d_ff: int = 512                      # SPEN sparse FFN hidden units (31 active)
+    d_ff_transformer: int = 512          # Transformer MLP hidden units
+    block_size: int = 128                # longest sequence (tokens)
+    seq_len: int = 128                   # training/eval sequence length (tokens)
+    batch_size: int = 16                 # sequences per step (global)
+    eval_tokens: int = 16384             # tokens of each evaluation text
+
+
+def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Notebook 04's settings at ``profile`` with a reader's ``overrides`` applied.
 
     Raises:
-        ValueError: the ``ablation`` section is empty or names an unknown predictor.
+        ValueError: unknown profile, an unknown setting, no predictors, or an unknown predictor.
     """
-    spen, abl = sections["spen"], sections["ablation"]
-    if not abl.get("predictors"):
-        raise ValueError("the profile's 'ablation' section lists no predictors")
-    unknown = sorted(set(abl["predictors"]) - set(ap.PREDICTORS))
+    s = check_seeds(configure(Settings(), "predictor_ablation", profile, overrides))
+    if not s.predictors:
+        raise ValueError("the ablation lists no predictors; allowed: " + ", ".join(sorted(PREDICTORS)))
+    unknown = sorted(set(s.predictors) - set(PREDICTORS))
     if unknown:
-        raise ValueError(f"unknown predictor(s) {unknown}; registered: {', '.join(sorted(ap.PREDICTORS))}")
-    return {**spen, **abl}
+        raise ValueError(f"unknown predictor(s) {', '.join(unknown)}; registered: {', '.join(sorted(PREDICTORS))}")
+    return s
 
 
-def model_names(settings: dict) -> list[str]:
+def model_names(settings: Settings) -> list[str]:
     """The predictors of ``settings`` and, when ``settings["transformer"]``, ``"transformer"``."""
-    return list(settings["predictors"]) + (["transformer"] if settings.get("transformer") else [])
+    return list(settings.predictors) + (["transformer"] if settings.transformer else [])
 
 
-def _build(name: str, settings: dict, vocab_size: int, seed: int = 0):
+def _build(name: str, settings: Settings, vocab_size: int, seed: int = 0):
     kind = "transformer" if name == "transformer" else "spen"
-    sizes = sizes_for(kind, model_sizes({**settings, "predictor": name}, vocab_size))
+    sizes = sizes_for(kind, replace(settings, predictor=name), vocab_size)
     return build_model(kind, seed=seed, **sizes)
 
 
-def budget_table(settings: dict, vocab_size: int) -> pd.DataFrame:
+def budget_table(settings: Settings, vocab_size: int) -> pd.DataFrame:
     """Parameters of every model of the ablation and their difference to SPEN-linear.
 
     Returns:
@@ -61,12 +84,10 @@ def budget_table(settings: dict, vocab_size: int) -> pd.DataFrame:
         of the whole model's parameters, a fraction).
 
     Raises:
-        ValueError: a model lies more than ``settings["budget_tol"]`` (default 0.05) from
+        ValueError: a model lies more than ``settings.budget_tol`` from
         SPEN with the linear predictor.
     """
-    import torch
-
-    tol = settings.get("budget_tol", 0.05)
+    tol = settings.budget_tol
     rows = []
     for name in ["linear"] + [n for n in model_names(settings) if n != "linear"]:
         with torch.device("meta"):
@@ -84,7 +105,7 @@ def budget_table(settings: dict, vocab_size: int) -> pd.DataFrame:
     return df
 
 
-def run_one(name: str, settings: dict, data: dict, seed: int, progress: bool = True) -> dict:
+def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool = True) -> dict:
     """Train and evaluate one model of the ablation (a predictor name or ``"transformer"``).
 
     Returns:
@@ -94,7 +115,7 @@ def run_one(name: str, settings: dict, data: dict, seed: int, progress: bool = T
         in the same document within the window, :func:`paper_lib.train.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
-    r = train_and_evaluate(kind, {**settings, "predictor": name}, data, seed, progress=progress,
+    r = train_and_evaluate(kind, replace(settings, predictor=name), data, seed, progress=progress,
                            desc=f"{name} seed {seed}")
     rep = r["val"]["repeat"]
     tl = r["val"]["token_loss"]
@@ -105,7 +126,7 @@ def run_one(name: str, settings: dict, data: dict, seed: int, progress: bool = T
             "train_tokens_per_s": r["train_tokens_per_s"], "history": r["history"]}
 
 
-def run_ablation(settings: dict, data: dict, seeds, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_ablation(settings: Settings, data: dict, seeds, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every model of the ablation for every seed (same tokens for all models of one seed).
 
     Returns:
@@ -132,12 +153,12 @@ def ablation_table(per_seed: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name in per_seed.model.unique():
         d = per_seed[per_seed.model == name].sort_values("seed")
-        group = ("paper (bounded by the traces)" if name in ap.PAPER_PREDICTORS else
-                 "control (beyond the paper)" if name in ap.CONTROL_PREDICTORS else "matched Transformer")
+        group = ("paper (bounded by the traces)" if name in PAPER_PREDICTORS else
+                 "control (beyond the paper)" if name in CONTROL_PREDICTORS else "matched Transformer")
         rows.append({"model": name, "group": group, "parameters": int(d.params.iloc[0]),
                      "loss (nats)": _fmt(d.val_loss), "perplexity": _fmt(d.val_ppl, 1),
                      "loss, repeated tokens": _fmt(d.repeat_loss), "loss, first occurrences": _fmt(d.first_loss),
-                     "paper loss (nats)": PAPER_LOSS_NATS if name in ap.PAPER_PREDICTORS else None})
+                     "paper loss (nats)": PAPER_LOSS_NATS if name in PAPER_PREDICTORS else None})
     return pd.DataFrame(rows)
 
 
@@ -159,7 +180,7 @@ def ablation_metrics(per_seed: pd.DataFrame) -> dict[str, list[float]]:
     names = list(per_seed.model.unique())
     m = {f"loss_{n}": per_seed_values(per_seed, n).tolist() for n in names}
     m.update({f"ppl_{n}": per_seed_values(per_seed, n, "val_ppl").tolist() for n in names})
-    bounded = [n for n in ap.PAPER_PREDICTORS if n in names]
+    bounded = [n for n in PAPER_PREDICTORS if n in names]
     if len(bounded) >= 2:
         b = np.stack([per_seed_values(per_seed, n) for n in bounded])   # (predictors, seeds)
         m["bounded_spread"] = ((b.max(0) - b.min(0)) / b.mean(0)).tolist()
@@ -167,6 +188,39 @@ def ablation_metrics(per_seed: pd.DataFrame) -> dict[str, list[float]]:
         gap = per_seed_values(per_seed, "linear") - per_seed_values(per_seed, "transformer")
         m["gap_transformer_nats"] = gap.tolist()
         for n in names if (gap > 0).all() else []:
-            if n in ap.CONTROL_PREDICTORS:
+            if n in CONTROL_PREDICTORS:
                 m[f"gap_closed_{n}"] = ((per_seed_values(per_seed, "linear") - per_seed_values(per_seed, n)) / gap).tolist()
     return m
+
+
+# --------------------------------------------------------------------------- the budget, per predictor
+
+def spen_param_count(config, predictor: str) -> int:
+    """Parameters of a whole SPEN with ``predictor`` (built on the meta device: no memory, fast)."""
+    with torch.device("meta"):
+        return SPEN(replace(config, predictor=predictor)).num_params()
+
+
+def predictor_param_count(config, predictor: str) -> int:
+    """Parameters of one ``predictor`` for ``config`` (meta device)."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in build_predictor(predictor, config).parameters())
+
+
+def check_param_budget(config, predictors=ABLATION_PREDICTORS, tol: float = 0.05) -> dict[str, int]:
+    """Whole-model parameters of a SPEN per predictor; all must lie within ``tol`` of ``linear``'s.
+
+    Returns:
+        ``{predictor: parameters}``.
+
+    Raises:
+        ValueError: a predictor's model differs from the linear one's by more than ``tol``
+        (relative), naming it and both counts.
+    """
+    ref = spen_param_count(config, "linear")
+    counts = {name: spen_param_count(config, name) for name in predictors}
+    for name, n in counts.items():
+        if abs(n - ref) > tol * ref:
+            raise ValueError(f"SPEN with predictor {name!r} has {n} parameters, {abs(n - ref) / ref:.1%} "
+                             f"away from linear's {ref} (allowed: {tol:.0%})")
+    return counts

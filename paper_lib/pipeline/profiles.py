@@ -1,0 +1,85 @@
+"""Run profiles: ``smoke`` (seconds, used by tests), ``cpu`` (the default: the full study on a
+2-core laptop) and ``paper`` (the paper's scale, for a GPU).
+
+Each notebook's settings are a dataclass in its experiment module whose defaults are the
+``cpu`` profile's values (``paper_lib.experiments.<name>.Settings``). A profile states only
+what differs, per section (one section per notebook); :func:`paper_lib.pipeline.settings.configure`
+applies it, so a misspelt key here is a one-line error, never a silent default. Units are in
+the dataclasses' comments. ``paper`` values follow the paper where it gives a number.
+"""
+from __future__ import annotations
+
+import copy
+
+PROFILE_NAMES: tuple[str, ...] = ("smoke", "cpu", "paper")
+
+# Language-model data at smoke and paper, shared by notebooks 03 and 04 (same token streams).
+_SMOKE_LM_DATA = {"max_train_chars": 400_000, "max_val_chars": 60_000, "vocab_size": 1024}
+_PAPER_LM_DATA = {"corpus": "c4", "ood_corpus": "wikitext103", "min_chars": 0, "max_train_chars": 2_000_000_000,
+                  "max_val_chars": 5_000_000, "tokenizer": "gpt2", "vocab_size": 50257}
+_PAPER_LM_SIZES = {"n_layer": 12, "d_model": 768, "n_head": 12, "d_bottleneck": 256, "d_ff": 3072,
+                   "d_ff_transformer": 3072, "block_size": 1024, "seq_len": 1024, "batch_size": 64, "lr": 6e-4,
+                   "log_every": 50, "eval_tokens": 1_048_576, "seeds": [0]}
+
+PROFILES: dict[str, dict[str, dict]] = {
+    "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
+        "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
+                          "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2}},
+        "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
+                     "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
+                     "bigru_word_dropouts": [], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
+        "spen_train": {**_SMOKE_LM_DATA, "n_layer": 2, "d_model": 64, "n_head": 2, "d_bottleneck": 32, "d_ff": 256,
+                       "d_ff_transformer": 256, "block_size": 256, "seq_len": 64, "steps": 30, "warmup_steps": 5,
+                       "log_every": 5, "eval_tokens": 4096, "throughput_seq_lens": [64, 256],
+                       "throughput_batch_tokens": 1024, "throughput_steps": 1, "seeds": [0]},
+        "predictor_ablation": {**_SMOKE_LM_DATA, "n_layer": 1, "d_model": 32, "n_head": 1, "d_bottleneck": 16,
+                               "d_ff": 128, "d_ff_transformer": 128, "block_size": 32, "seq_len": 32, "batch_size": 4,
+                               "steps": 8, "warmup_steps": 2, "log_every": 2, "eval_tokens": 1024, "seeds": [0]},
+    },
+    "cpu": {  # the defaults of every Settings dataclass
+        "grammar_probe": {}, "transfer": {}, "spen_train": {}, "predictor_ablation": {},
+    },
+    "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
+        "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
+                          "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5}, "bigru": {"epochs": 10}},
+        "transfer": {"n_train": 10000, "n_test": 2000, "n_test_B": 2000, "seeds": list(range(10)),
+                     "probe_max_iter": 200, "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5},
+                     "bigru": {"epochs": 10}, "timescale_seeds": list(range(10)), "lag": {"gru": {"epochs": 8}}},
+        "spen_train": {**_PAPER_LM_DATA, **_PAPER_LM_SIZES, "steps": 6000, "warmup_steps": 300, "ckpt_every": 500,
+                       "throughput_batch_tokens": 65536, "throughput_steps": 5},
+        "predictor_ablation": {**_PAPER_LM_DATA, **_PAPER_LM_SIZES, "steps": 2000, "warmup_steps": 200,
+                               "ckpt_every": 500},
+    },
+}
+
+
+def check_profile(profile: str) -> str:
+    """Return ``profile`` if it is known.
+
+    Raises:
+        ValueError: one line naming the unknown profile and the allowed ones.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
+    return profile
+
+
+def profile_overrides(profile: str, section: str) -> dict:
+    """A copy of what ``profile`` changes in ``section`` (a notebook's settings).
+
+    Raises:
+        ValueError: unknown profile, or a section no profile defines.
+    """
+    sections = PROFILES[check_profile(profile)]
+    if section not in sections:
+        raise ValueError(f"unknown settings section {section!r}; allowed: {', '.join(sections)}")
+    return copy.deepcopy(sections[section])
+
+
+if __name__ == "__main__":  # `python -m paper_lib.pipeline.profiles NAME`: validate a profile name
+    import sys
+
+    try:
+        check_profile(sys.argv[1] if len(sys.argv) > 1 else "")
+    except ValueError as err:
+        sys.exit(f"error: {err}")
