@@ -103,3 +103,33 @@ def test_unknown_notebook_parameter_is_rejected(tmp_path):
         from paper_lib.pipeline.runner import run_notebook
         run_notebook(nb, "smoke", {"seedz": [3]}, build=tmp_path / "build")
     assert not (tmp_path / "build" / "executed").exists() or not any((tmp_path / "build" / "executed").rglob("*.ipynb"))
+
+
+def test_format_mean_ci_says_when_there_is_no_interval():
+    from paper_lib.pipeline.stats import format_mean_ci
+
+    assert format_mean_ci([0.5]) == "0.500 (n=1, no interval)"
+    assert format_mean_ci([1.0, 2.0, 3.0], digits=2) == "2.00 ± 2.48 (n=3)"
+    assert format_mean_ci({"mean": 7.6, "ci95": float("nan"), "n": 1}, digits=1, unit=" nats") == "7.6 nats (n=1, no interval)"
+
+
+def test_plot_helpers_stamp_and_mark():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_lib.pipeline.plots import SMOKE_NOTE, legend_outside, mark_paper, stamp
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="ours")
+    mark_paper(ax, 0.96, "paper: 0.960")
+    legend_outside(ax)
+    stamp(fig, "smoke", 1, "95% CI over seeds")
+    texts = [t.get_text() for t in fig.texts] + [t.get_text() for t in ax.texts]
+    assert "paper: 0.960" in texts
+    assert any("profile: smoke · 1 seed · error bars: 95% CI over seeds" in t and SMOKE_NOTE.upper() in t for t in texts)
+    assert ax.get_legend().get_bbox_to_anchor() is not None
+    with pytest.raises(ValueError, match="axis must be 'x' or 'y'"):
+        mark_paper(ax, 1.0, "x", axis="z")
+    plt.close(fig)

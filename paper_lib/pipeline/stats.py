@@ -30,3 +30,20 @@ def mean_ci95(values: Iterable[float]) -> dict[str, float]:
         return {"mean": float(v[0]), "ci95": math.nan, "n": 1}
     half = float(_st.t.ppf(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n))
     return {"mean": float(v.mean()), "ci95": half, "n": n}
+
+
+def format_mean_ci(values: Iterable[float] | dict, digits: int = 3, unit: str = "") -> str:
+    """``"0.955 ± 0.003 (n=5)"``: mean and 95% CI half-width over seeds, for tables and prose.
+
+    Args:
+        values: per-seed numbers, or a :func:`mean_ci95` summary ``{"mean", "ci95", "n"}``.
+        digits: decimals. unit: appended to the mean (e.g. ``" nats"``).
+
+    With one seed there is no interval: ``"0.955 (n=1, no interval)"``.
+    """
+    s = dict(values) if isinstance(values, dict) else mean_ci95(values)
+    n = int(s.get("n", 1))
+    ci = s.get("ci95")
+    if n < 2 or ci is None or not math.isfinite(ci):
+        return f"{s['mean']:.{digits}f}{unit} (n={n}, no interval)"
+    return f"{s['mean']:.{digits}f}{unit} ± {ci:.{digits}f} (n={n})"
