@@ -93,3 +93,15 @@ def test_bad_input_is_one_line():
         window_targets(np.arange(4), 8)
     with pytest.raises(ValueError, match="discount must lie in \\(0, 1\\), got 1.5"):
         kneser_ney_logprob(count_ngrams(np.array([0, 1, 1]), 2), np.array([0]), np.array([1]), discount=1.5)
+
+
+def test_gpt2_sized_vocabulary_counts_in_chunks():
+    # the paper profile: GPT-2's 50257 tokens, int32 streams, counted chunk by chunk (offline, small)
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 50257, size=3000).astype(np.int32)
+    counts = count_ngrams(ids, 50257, chunk_tokens=1000)
+    assert counts.bigram_keys.max() < 50257 ** 2 and counts.bigram_counts.sum() == 2999
+    ref = reference_losses(ids, ids[:513], 50257, seq_len=256, counts=counts)
+    # every target was seen once or twice in training: add-one gives (c + 1) / (3000 + 50257), c in {1, 2}
+    assert math.log(53257 / 3) < ref["unigram"] <= math.log(53257 / 2) + 1e-9
+    assert ref["bigram"] < ref["unigram"]                                 # the bigrams were all seen

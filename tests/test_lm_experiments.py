@@ -1,0 +1,68 @@
+"""Notebooks 03 and 04's mechanics: the dev split, the learning-rate choice, the verdicts, the profiles."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from paper_lib.data.corpus import Corpus
+from paper_lib.data.lm_data import split_dev
+from paper_lib.experiments import predictor_ablation as pa
+from paper_lib.experiments import spen_train as st
+
+
+def test_dev_articles_leave_the_training_split():
+    corpus = Corpus("c", [f"doc{i}" for i in range(10)], ["held"])
+    train, dev = split_dev(corpus, 4)
+    assert dev == ["doc0", "doc4", "doc8"]
+    assert train.train == ["doc1", "doc2", "doc3", "doc5", "doc6", "doc7", "doc9"]
+    assert train.validation == ["held"] and not set(dev) & set(train.train)
+    with pytest.raises(ValueError, match="dev_every must be >= 2"):
+        split_dev(corpus, 1)
+
+
+def test_choose_lr_takes_the_lowest_dev_loss_and_flags_the_edge():
+    sweep = pd.DataFrame({"model": ["spen"] * 3 + ["transformer"] * 3, "lr": [1e-3, 2e-3, 4e-3] * 2,
+                          "val_loss": [5.0, 4.8, 4.9, 5.5, 5.4, 5.3], "tokens": 100})
+    chosen = st.choose_lr(sweep)
+    assert chosen["spen"] == {"lr": 2e-3, "val_loss": 4.8, "at_edge": False}
+    assert chosen["transformer"]["lr"] == 4e-3 and chosen["transformer"]["at_edge"]
+
+
+def _s(mean, ci=0.01, n=2):
+    return {"mean": mean, "ci95": ci, "n": n}
+
+
+def test_gap_verdict_needs_both_models_a_nat_past_unigram():
+    m = {"spen_past_unigram_nats": _s(1.5), "transformer_past_unigram_nats": _s(0.9), "ppl_ratio": _s(5.0)}
+    assert st.gap_verdict(m)[0] == "not informative at this budget"
+    m["transformer_past_unigram_nats"] = _s(1.2)
+    assert st.gap_verdict(m)[0] == "yes"
+    m["ppl_ratio"] = _s(0.8)
+    assert st.gap_verdict(m) == ("no", "ppl_ratio 0.80 (yes >= 3.9, partly >= 1.5; paper 7.9)")
+
+
+def test_ablation_verdict_needs_an_unbounded_reader_ahead_with_cis_apart():
+    m = {"loss_linear": _s(5.00), "loss_linear_attention": _s(5.01), "loss_softmax_attention": _s(5.02),
+         "loss_token_attention": _s(4.98, ci=0.05), "loss_transformer": _s(5.10)}
+    assert ablation_verdict_of(m) == "not informative at this budget"      # CIs overlap
+    m["loss_token_attention"] = _s(4.80)
+    assert ablation_verdict_of(m) == "yes"                                 # spread 0.4% <= 2%
+    m["loss_softmax_attention"] = _s(5.20)
+    assert ablation_verdict_of(m) == "partly"                              # spread 3.9%
+    m["loss_token_attention"] = _s(4.80, n=1)
+    assert ablation_verdict_of(m) == "not informative at this budget"      # one seed: no interval
+
+
+def ablation_verdict_of(m):
+    return pa.ablation_verdict(m)[0]
+
+
+def test_profiles_configure_and_check_checkpoints():
+    paper = st.settings_for("paper")
+    assert (paper.tokenizer, paper.vocab_size, paper.corpus) == ("gpt2", 50257, "c4")
+    assert max(paper.eval_at) < paper.steps
+    cpu = st.settings_for("cpu")
+    assert (cpu.vocab_size, cpu.d_model, cpu.seq_len, cpu.steps) == (2048, 128, 128, 600)
+    with pytest.raises(ValueError, match=r"eval_at steps \[700\] lie outside \[1, steps=600\]"):
+        st.settings_for("cpu", {"eval_at": [100, 700]})
+    assert pa.settings_for("paper").tokenizer == "gpt2"
