@@ -65,8 +65,8 @@ CI = "95% CI over seeds"
 
 def ref_lines(ax, refs, split="val"):
     """The unigram and bigram lines of ``split`` on ``ax`` (labelled, not in the legend)."""
-    mark_paper(ax, refs[split]["unigram"], f"unigram {refs[split]['unigram']:.2f}", color="tab:red")
-    mark_paper(ax, refs[split]["bigram"], f"KN bigram {refs[split]['bigram']:.2f}", color="tab:purple")
+    mark_paper(ax, refs[split]["unigram"], f"unigram {refs[split]['unigram']:.2f}", color="0.15")
+    mark_paper(ax, refs[split]["bigram"], f"KN bigram {refs[split]['bigram']:.2f}", color="0.5")
 
 
 # %% [markdown]
@@ -115,9 +115,13 @@ if settings.sweep_steps:
     display(Markdown("Chosen on dev after " + f"{int(sweep.tokens.iloc[0]):,} tokens: " + "; ".join(
         f"{LABEL[k]} lr **{chosen[k]['lr']:g}**" + (" (edge of the grid)" if chosen[k]["at_edge"] else "")
         for k in st.MODELS) + "."))
-else:
-    LR = {k: settings.lr for k in st.MODELS}
-    display(Markdown(f"No sweep in this run (`sweep_steps` = 0): both models use lr {settings.lr:g}."))
+else:  # the cpu default: the sweep costs more than the notebook's budget, so it was run once and recorded
+    LR = {"spen": settings.lr, "transformer": settings.lr_transformer or settings.lr}
+    out.save_data(st.RECORDED_SWEEP, "lr_sweep")
+    display(st.RECORDED_SWEEP.pivot(index="lr", columns="model", values="val_loss").round(3))
+    display(Markdown(f"No sweep in this run (`sweep_steps` = 0): SPEN lr **{LR['spen']:g}**, Transformer lr "
+                     f"**{LR['transformer']:g}**, the choice of the sweep recorded above ({st.RECORDED_SWEEP_NOTE}). "
+                     "It applies to the `cpu` recipe; run with `overrides={\"sweep_steps\": 150}` to redo it."))
 
 # %% [markdown]
 # ## Training both models on the same tokens, held-out loss measured along the way

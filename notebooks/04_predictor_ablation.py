@@ -89,7 +89,7 @@ display(Markdown(
     f"tokenizer `{settings.tokenizer}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
     f"{settings.steps} steps x {settings.batch_size} sequences x {settings.seq_len} tokens = "
     f"**{train_tokens:,} tokens**, the same batches for every model of a seed, peak lr {settings.lr:g} (SPEN) and "
-    f"{settings.lr_transformer:g} (Transformer); held-out loss on up to {settings.eval_tokens:,} tokens of held-out "
+    f"{settings.lr_transformer or settings.lr:g} (Transformer); held-out loss on up to {settings.eval_tokens:,} tokens of held-out "
     f"articles. Reference lines on the same windows: unigram **{refs['unigram']:.3f}**, Kneser-Ney bigram "
     f"**{refs['bigram']:.3f}** nats."))
 
@@ -202,14 +202,16 @@ else:
 fig, ax = plt.subplots(figsize=(8, 4.5))
 order = names
 palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
+MARKERS = "osD^vP*X"  # one per model, so overlapping curves stay visible
 for n in order:
     d = curves[curves.model == n].groupby("tokens")["loss"].mean()
     style = "-" if n in ap.PAPER_PREDICTORS else "--" if n in ap.CONTROL_PREDICTORS else ":"
-    ax.plot(d.index, d.values, style, color=palette[n], label=n, linewidth=1.6)
+    ax.plot(d.index, d.values, style, color=palette[n], label=n, linewidth=1.6, marker=MARKERS[order.index(n)],
+            markevery=max(1, len(d) // 6), markersize=5)
 ax.set(xlabel="training tokens", ylabel="training loss (nats / token)",
        title=f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
-mark_paper(ax, refs["unigram"], f"held-out unigram {refs['unigram']:.2f}", color="tab:red")
-mark_paper(ax, refs["bigram"], f"held-out KN bigram {refs['bigram']:.2f}", color="tab:purple")
+mark_paper(ax, refs["unigram"], f"held-out unigram {refs['unigram']:.2f}", color="0.15")
+mark_paper(ax, refs["bigram"], f"held-out KN bigram {refs['bigram']:.2f}", color="0.5")
 lo = min(curves.loss.min(), refs["bigram"])
 ax.set_ylim(lo - 0.1, refs["unigram"] + 1.0)
 legend_outside(ax, title="solid: paper, dashed: ours")

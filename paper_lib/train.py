@@ -271,7 +271,8 @@ class LMSettings:
     seq_len: int = 128                   # training/eval sequence length (tokens)
     batch_size: int = 16                 # sequences per step (global)
     steps: int = 600                     # optimizer steps (same for every model)
-    lr: float = 2e-3                     # peak learning rate
+    lr: float = 2e-3                     # peak learning rate (SPEN; the Transformer's too unless lr_transformer)
+    lr_transformer: float | None = None  # peak learning rate of the Transformer (None: lr)
     warmup_steps: int = 30               # steps
     log_every: int = 10                  # steps between log rows
     ckpt_every: int = 0                  # steps between checkpoints (0: none)

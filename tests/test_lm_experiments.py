@@ -66,3 +66,13 @@ def test_profiles_configure_and_check_checkpoints():
     with pytest.raises(ValueError, match=r"eval_at steps \[700\] lie outside \[1, steps=600\]"):
         st.settings_for("cpu", {"eval_at": [100, 700]})
     assert pa.settings_for("paper").tokenizer == "gpt2"
+
+
+def test_cpu_learning_rates_are_the_recorded_sweeps_choice():
+    chosen = st.choose_lr(st.RECORDED_SWEEP)
+    cpu = st.settings_for("cpu")
+    assert cpu.sweep_steps == 0
+    assert cpu.lr == chosen["spen"]["lr"]
+    assert (cpu.lr_transformer or cpu.lr) == chosen["transformer"]["lr"]
+    ablation = pa.settings_for("cpu")
+    assert (ablation.lr, ablation.lr_transformer) == (cpu.lr, cpu.lr_transformer)

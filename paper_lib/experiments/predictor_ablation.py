@@ -50,8 +50,6 @@ class Settings(LMSettings):
     transformer: bool = True             # also train the matched Transformer (same budget and tokens)
     budget_tol: float = 0.05             # max relative parameter difference to SPEN-linear (fraction)
     steps: int = 300                     # optimizer steps (every model; notebook 03 trains 600)
-    lr: float = 4e-3                     # peak lr of every SPEN (notebook 03's sweep, recorded)
-    lr_transformer: float = 4e-3         # peak lr of the Transformer (notebook 03's sweep, recorded)
     eval_tokens: int = 16384             # tokens of each evaluation text
 
 
@@ -120,7 +118,7 @@ def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool
         in the same document within the window, :func:`paper_lib.train.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
-    lr = settings.lr_transformer if kind == "transformer" else settings.lr
+    lr = settings.lr_transformer or settings.lr if kind == "transformer" else settings.lr
     r = train_and_evaluate(kind, replace(settings, predictor=name, lr=lr), data, seed, progress=progress,
                            desc=f"{name} seed {seed}")
     rep = r["val"]["repeat"]

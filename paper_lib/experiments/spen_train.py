@@ -37,13 +37,27 @@ MIN_PAST_UNIGRAM = 1.0
 """Nats below the unigram line each model must reach for the perplexity comparison to be informative."""
 
 
+RECORDED_SWEEP = pd.DataFrame({
+    "model": ["spen"] * 4 + ["transformer"] * 4,
+    "lr": [1e-3, 2e-3, 4e-3, 8e-3] * 2,
+    "val_loss": [float("nan")] * 8,
+    "tokens": 150 * 16 * 128,
+    "split": "dev (recorded)",
+})
+"""The learning-rate sweep of the ``cpu`` recipe, run once (it costs more than notebook 03's
+budget): each model at each rate for 150 steps (307,200 tokens), seed 0, loss in nats on the
+dev text; :func:`choose_lr` of it gives the ``cpu`` defaults ``lr`` (SPEN) and ``lr_transformer``
+(``tests/test_lm_experiments.py`` checks that they agree)."""
+RECORDED_SWEEP_NOTE = "run once with lr_sweep() at the cpu recipe, 150 steps per rate, seed 0, dev text"
+
+
 @dataclass
 class Settings(LMSettings):
     """Notebook 03's settings: :class:`paper_lib.train.LMSettings` plus the sweep, the
     token-scaling checkpoints and the throughput study. Defaults are the ``cpu`` profile."""
 
     sweep_lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3)  # peak learning rates tried for each model
-    sweep_steps: int = 150               # steps of each sweep run (0: no sweep; both models use ``lr``)
+    sweep_steps: int = 0                 # steps of each sweep run (0: use lr / lr_transformer, the recorded choice)
     sweep_seed: int = 0                  # seed of the sweep runs
     eval_at: tuple[int, ...] = (75, 150, 300)  # steps at which held-out loss is measured (plus the last)
     throughput_seq_lens: tuple[int, ...] = (256, 1024, 4096, 8192)  # tokens; training tokens/s at each
