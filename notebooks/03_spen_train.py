@@ -47,9 +47,10 @@ from IPython.display import Markdown, display
 
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
-from paper_lib.models import build_model, sizes_for
+from paper_lib.models.factory import build_model, sizes_for
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -152,11 +153,9 @@ rows.append({"model": "ratio SPEN / Transformer", "held-out ppl": format_mean_ci
 table3 = pd.DataFrame(rows).fillna("")
 out.save_table(table3, "table3_perplexity")
 display(table3)
-summary = {k: mean_ci95(v) for k, v in metrics.items()}
-verdict, reason = st.gap_verdict(summary)
-bigram_beaten = {k: summary[f"{k}_val_loss"]["mean"] < refs["val"]["bigram"] for k in st.MODELS}
+bigram_beaten = {k: mean_ci95(metrics[f"{k}_val_loss"])["mean"] < refs["val"]["bigram"] for k in st.MODELS}
 display(Markdown(
-    f"**Perplexity-gap claim: {verdict}** ({reason}). "
+    verdict_for("ppl_gap", metrics, profile).markdown(CLAIMS_BY_KEY["ppl_gap"]) + " "
     + " ".join(f"{LABEL[k]} {'beats' if bigram_beaten[k] else 'does not reach'} the bigram line "
                f"({refs['val']['bigram']:.2f} nats)." for k in st.MODELS)
     + f" Our models are about {128_356_608 / params['spen']:.0f}x smaller than the paper's SPEN and see "
@@ -268,5 +267,5 @@ display(Markdown("; ".join(f"seq_len {int(s)}: SPEN at **{r:.2f}x** the Transfor
 # %%
 metrics = st.metrics_03(per_seed, refs, thr, train_tokens)
 path = out.write_metrics(metrics)
-display(Markdown(f"**Perplexity-gap claim: {st.gap_verdict({k: mean_ci95(v) for k, v in metrics.items()})[0]}.** "
-                 f"Wrote `{path.relative_to(out.root)}`; the notebook took {time.perf_counter() - t_start:.0f} s."))
+display(Markdown(verdict_for("ppl_gap", metrics, profile).markdown(CLAIMS_BY_KEY["ppl_gap"])))
+display(Markdown(f"Wrote `{path.relative_to(out.root)}`; the notebook took {time.perf_counter() - t_start:.0f} s."))

@@ -57,7 +57,6 @@ from paper_lib.experiments.predictor_ablation import (
     PAPER_LOSS_NATS,
     ablation_metrics,
     ablation_table,
-    ablation_verdict,
     budget_table,
     per_seed_values,
     reference_lines,
@@ -66,6 +65,7 @@ from paper_lib.experiments.predictor_ablation import (
 )
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -125,14 +125,14 @@ table4 = ablation_table(per_seed, refs)
 out.save_table(table4, "table4_ablation")
 display(table4)
 metrics = ablation_metrics(per_seed, refs)
-verdict, reason = ablation_verdict({k: mean_ci95(v) for k, v in metrics.items()})
+verdict = verdict_for("ablation", metrics, profile)
 names = list(per_seed.model.unique())
 bounded = [n for n in ap.PAPER_PREDICTORS if n in names]
 controls = [n for n in ap.CONTROL_PREDICTORS if n in names]
 loss = {n: mean_ci95(metrics[f"loss_{n}"])["mean"] for n in names}
 spread = mean_ci95(metrics["bounded_spread"])["mean"] if "bounded_spread" in metrics else float("nan")
 display(Markdown(
-    f"**Ablation claim: {verdict}** ({reason}). Every model is at least "
+    verdict.markdown(CLAIMS_BY_KEY["ablation"]) + " Every model is at least "
     f"{format_mean_ci(metrics['min_past_unigram_nats'], 2)} nats below the unigram line (target: 1.0). "
     f"Mean ± 95% CI over {len(SEEDS)} seed(s), held-out loss in nats per token. "
     f"**The paper's three readers** reach {', '.join(f'{n} {loss[n]:.3f}' for n in bounded)} nats: a spread "

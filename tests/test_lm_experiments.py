@@ -28,35 +28,6 @@ def test_choose_lr_takes_the_lowest_dev_loss_and_flags_the_edge():
     assert chosen["transformer"]["lr"] == 4e-3 and chosen["transformer"]["at_edge"]
 
 
-def _s(mean, ci=0.01, n=2):
-    return {"mean": mean, "ci95": ci, "n": n}
-
-
-def test_gap_verdict_needs_both_models_a_nat_past_unigram():
-    m = {"spen_past_unigram_nats": _s(1.5), "transformer_past_unigram_nats": _s(0.9), "ppl_ratio": _s(5.0)}
-    assert st.gap_verdict(m)[0] == "not informative at this budget"
-    m["transformer_past_unigram_nats"] = _s(1.2)
-    assert st.gap_verdict(m)[0] == "yes"
-    m["ppl_ratio"] = _s(0.8)
-    assert st.gap_verdict(m) == ("no", "ppl_ratio 0.80 (yes >= 3.9, partly >= 1.5; paper 7.9)")
-
-
-def test_ablation_verdict_needs_an_unbounded_reader_ahead_with_cis_apart():
-    m = {"loss_linear": _s(5.00), "loss_linear_attention": _s(5.01), "loss_softmax_attention": _s(5.02),
-         "loss_token_attention": _s(4.98, ci=0.05), "loss_transformer": _s(5.10)}
-    assert ablation_verdict_of(m) == "not informative at this budget"      # CIs overlap
-    m["loss_token_attention"] = _s(4.80)
-    assert ablation_verdict_of(m) == "yes"                                 # spread 0.4% <= 2%
-    m["loss_softmax_attention"] = _s(5.20)
-    assert ablation_verdict_of(m) == "partly"                              # spread 3.9%
-    m["loss_token_attention"] = _s(4.80, n=1)
-    assert ablation_verdict_of(m) == "not informative at this budget"      # one seed: no interval
-
-
-def ablation_verdict_of(m):
-    return pa.ablation_verdict(m)[0]
-
-
 def test_profiles_configure_and_check_checkpoints():
     paper = st.settings_for("paper")
     assert (paper.tokenizer, paper.vocab_size, paper.corpus) == ("gpt2", 50257, "c4")

@@ -11,7 +11,7 @@ budget (within ``budget_tol``, checked before anything trains), beside the unigr
 Kneser-Ney bigram lines counted on the same training tokens (:mod:`paper_lib.ngram`).
 
 An ablation in which readers that can and cannot see the past tie has no power; its verdict
-(:func:`ablation_verdict`) is "not informative" unless a reader that sees past tokens beats
+(:func:`paper_lib.pipeline.report.verdict_for`, claim ``ablation``) is "not informative" unless a reader that sees past tokens beats
 the trace-bounded readers with confidence intervals apart. Sizes and budget are ours (the
 paper gives neither); they live in the ``predictor_ablation`` section of
 :mod:`paper_lib.pipeline.profiles`.
@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..models import SPEN, build_model, count_params, sizes_for
+from ..models.factory import build_model, sizes_for
+from ..models.lm import count_params
+from ..models.spen import SPEN
 from ..ngram import reference_losses
 from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci
@@ -34,10 +36,6 @@ from ..train import LMSettings, train_and_evaluate
 
 PAPER_LOSS_NATS = 7.60
 """The paper's ablation loss, the same for its three predictors (nats)."""
-
-
-UNBOUNDED = ("token_attention", "history_attention", "selective", "transformer")
-"""Readers that can see past tokens (not bounded by the data processing inequality)."""
 
 
 @dataclass
@@ -214,36 +212,6 @@ def ablation_metrics(per_seed: pd.DataFrame, refs: dict | None = None) -> dict[s
         worst = np.max(np.stack([per_seed_values(per_seed, n) for n in names]), axis=0)
         m["min_past_unigram_nats"] = (refs["unigram"] - worst).tolist()
     return m
-
-
-def ablation_verdict(summary: Mapping[str, Mapping[str, float]], yes: float = 0.02,
-                     partly: float = 0.05) -> tuple[str, str]:
-    """The ablation claim's verdict from metric summaries ``{name: {"mean", "ci95", "n"}}``.
-
-    Rule (proposed for :mod:`paper_lib.pipeline.report`): informative only if some reader that
-    sees past tokens (``loss_<u>`` for u in :data:`UNBOUNDED`) beats every trace-bounded reader
-    with 95% confidence intervals apart (``mean_u + ci_u < mean_b - ci_b`` for each paper
-    reader b; needs n >= 2). Then the paper's claim "holds" as the spread of
-    ``loss_linear, loss_linear_attention, loss_softmax_attention`` ((max - min) / mean of the
-    means): <= ``yes`` "yes", <= ``partly`` "partly", else "no".
-
-    Returns:
-        ``(verdict, reason)``.
-    """
-    bounded = [summary[f"loss_{b}"] for b in PAPER_PREDICTORS if f"loss_{b}" in summary]
-    if len(bounded) < 2:
-        return "not informative at this budget", "fewer than two of the paper's readers were run"
-    lower_b = min(b["mean"] - (b["ci95"] if b["n"] >= 2 else np.inf) for b in bounded)
-    winners = [u for u in UNBOUNDED if f"loss_{u}" in summary and summary[f"loss_{u}"]["n"] >= 2
-               and summary[f"loss_{u}"]["mean"] + summary[f"loss_{u}"]["ci95"] < lower_b]
-    if not winners:
-        return ("not informative at this budget",
-                "no reader that sees past tokens beats the trace-bounded readers with 95% CIs apart")
-    means = [b["mean"] for b in bounded]
-    spread = (max(means) - min(means)) / float(np.mean(means))
-    verdict = "yes" if spread <= yes else "partly" if spread <= partly else "no"
-    return verdict, (f"{', '.join(winners)} beat(s) the bounded readers (CIs apart); the bounded readers' spread "
-                     f"is {spread:.1%} (yes <= {yes:.0%}, partly <= {partly:.0%})")
 
 
 # --------------------------------------------------------------------------- the budget, per predictor

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate import evaluate, measure_throughput
-from ..models import build_model, count_params, sizes_for
+from ..models.factory import build_model, sizes_for
+from ..models.lm import count_params
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import check_seeds, configure
 from ..train import LMSettings, train, train_config
@@ -33,8 +34,6 @@ from ..train import LMSettings, train, train_config
 MODELS = ("spen", "transformer")
 PAPER_PPL = {"spen": 260.0, "transformer": 33.0}
 """The paper's C4 perplexities: SPEN 260 (ln 260 = 5.56 nats), GPT-2 small 33 (ln 33 = 3.50 nats)."""
-MIN_PAST_UNIGRAM = 1.0
-"""Nats below the unigram line each model must reach for the perplexity comparison to be informative."""
 
 
 RECORDED_SWEEP = pd.DataFrame({
@@ -236,7 +235,7 @@ def throughput_table(settings: Settings, vocab_size: int, kinds=MODELS) -> pd.Da
     return pd.DataFrame([{"seq_len": s, "model": k, "tokens_per_s": statistics.median(v)} for (s, k), v in raw.items()])
 
 
-# --------------------------------------------------------------------------- metrics and the verdict
+# --------------------------------------------------------------------------- metrics
 
 def per_seed_frame(runs: list[dict]) -> pd.DataFrame:
     """One row per main run: ``model, seed, lr, params, val_loss, val_ppl, ood_loss, ood_ppl,
@@ -277,24 +276,3 @@ def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_t
         m[f"{k}_tokens_per_s"] = [float(thr[(thr.model == k) & (thr.seq_len == longest)].tokens_per_s.iloc[0])]
     m["throughput_ratio"] = [m["spen_tokens_per_s"][0] / m["transformer_tokens_per_s"][0]]
     return m
-
-
-def gap_verdict(summary: Mapping[str, Mapping[str, float]]) -> tuple[str, str]:
-    """The perplexity-gap claim's verdict from metric summaries ``{name: {"mean", "ci95", "n"}}``.
-
-    Rule (proposed for :mod:`paper_lib.pipeline.report`): informative only if both
-    ``spen_past_unigram_nats`` and ``transformer_past_unigram_nats`` have mean >= 1.0 nat;
-    then ``ppl_ratio`` >= 3.9 is "yes", >= 1.5 "partly", else "no" (the paper: 7.9).
-
-    Returns:
-        ``(verdict, reason)``; verdict one of ``yes``, ``partly``, ``no``,
-        ``not informative at this budget``.
-    """
-    past = {k: summary[f"{k}_past_unigram_nats"]["mean"] for k in MODELS}
-    if min(past.values()) < MIN_PAST_UNIGRAM:
-        return ("not informative at this budget",
-                f"SPEN {past['spen']:.2f} and Transformer {past['transformer']:.2f} nats below unigram; "
-                f"both need >= {MIN_PAST_UNIGRAM:.1f}")
-    r = summary["ppl_ratio"]["mean"]
-    verdict = "yes" if r >= 3.9 else "partly" if r >= 1.5 else "no"
-    return verdict, f"ppl_ratio {r:.2f} (yes >= 3.9, partly >= 1.5; paper 7.9)"
