@@ -17,8 +17,8 @@
 # input-dependent selection (gates, attention, Mamba-style transitions) avoids it.
 #
 # **What we run.** The paper's three readers of the trace bank at `t`, and three controls of
-# ours that see *more* than that bank, each a predictor of `paper_lib/ablation_predictors.py`
-# behind the one interface of `paper_lib/predictors.py`:
+# ours that see *more* than that bank, each a predictor of `paper_lib/predictors/` (one file each)
+# behind the one interface of `paper_lib/predictors/base.py`:
 # - `history_attention`: causal softmax attention over all past trace banks `h_1..h_t`. Not
 #   bounded by the inequality: past banks determine past inputs,
 #   `u_{t-1} = (h_t - (1 - alpha) h_{t-1}) / alpha`.
