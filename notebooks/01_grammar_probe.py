@@ -43,8 +43,12 @@
 # %% tags=["parameters"]
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 
 import matplotlib.pyplot as plt
@@ -61,7 +65,6 @@ from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import mean_ci95
 
-torch.set_num_threads(2)
 settings = settings_for(profile, overrides)
 out = Outputs("01_grammar_probe", profile, as_dict(settings), settings.seeds)
 t_start = time.perf_counter()

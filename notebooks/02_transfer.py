@@ -45,9 +45,12 @@
 # %% tags=["parameters"]
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
-n_threads = None   # CPU threads for torch and BLAS (None: 1 at smoke, whose tensors are tiny; else 2); 1 is far faster on a shared machine
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 
 import matplotlib.pyplot as plt
@@ -56,7 +59,6 @@ import pandas as pd
 import seaborn as sns
 import torch
 from IPython.display import Markdown, display
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from paper_lib.data.grammar import N_ROLES, ROLE_KIND, ROLES, content_words, generate, make_split
@@ -65,9 +67,6 @@ from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import mean_ci95
 
-n_threads = n_threads or (1 if profile == "smoke" else 2)
-torch.set_num_threads(n_threads)
-threadpool_limits(n_threads)
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 t_start = time.perf_counter()

@@ -22,6 +22,7 @@ from .evaluate import evaluate
 from .experiments.spen_train import settings_for
 from .models import build_model, count_params, sizes_for
 from .pipeline.atomic import write_json, write_text
+from .pipeline.threads import set_threads
 from .train import _dist, train, train_config
 
 
@@ -39,7 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", default=None, help="override the profile's corpus (e.g. c4, a .jsonl file)")
     ap.add_argument("--predictor", default=None, help="SPEN predictor name (default: the profile's)")
     ap.add_argument("--no-resume", action="store_true")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="CPU threads per process for torch, BLAS and OpenMP (default: paper_lib.pipeline.threads)")
     args = ap.parse_args(argv)
+    try:
+        set_threads(args.threads, args.profile)
+    except ValueError as err:
+        ap.error(str(err))
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .atomic import atomic_path
 from .profiles import check_profile
+from .threads import WAIT_POLICY_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +65,9 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
                          f"allowed: {', '.join(known)}")
     executed.parent.mkdir(parents=True, exist_ok=True)
     checkout = str(source.parent.parent)
+    # issue 14 (pipeline/threads.py): the kernel's OpenMP threads sleep while they wait for a core.
+    for key, value in WAIT_POLICY_ENV.items():
+        os.environ.setdefault(key, value)
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = checkout + (os.pathsep + old if old else "")
     try:
