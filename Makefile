@@ -12,7 +12,7 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all test bench venv check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all test test-fast bench bench-contention gpu-check venv check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
@@ -37,8 +37,9 @@ check-profile: | venv
 	@$(PY) -m paper_lib.pipeline.profiles $(PROFILE)
 
 # One target per notebook; it reruns only when its source or paper_lib changed.
+# benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
 build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv check-profile
-	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE)
+	$(PY) benchmarks/timed.py $< --profile $(PROFILE)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
@@ -46,10 +47,20 @@ report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.j
 	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
 
 test: | venv  ## unit tests plus every notebook at the smoke profile
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests --durations=5
 
-bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
+test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q tests -m "not notebook and not multiprocess"
+
+bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor) and throughput.csv (SPEN vs Transformer)
 	$(PY) benchmarks/bench_ema.py
+	$(PY) benchmarks/bench_throughput.py
+
+bench-contention: | venv  ## figures/bench/contention.csv: notebook 01 at smoke, idle and beside a 2-thread load
+	$(PY) benchmarks/bench_contention.py
+
+gpu-check: | venv  ## figures/bench/gpu_check.csv: EMA, SPEN, Transformer (and NCCL) on CUDA; skips on a CPU
+	$(PY) benchmarks/gpu_check.py
 
 lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks

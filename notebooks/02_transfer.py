@@ -57,7 +57,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 

@@ -47,7 +47,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 
 from paper_lib import predictors as ap

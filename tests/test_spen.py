@@ -98,7 +98,7 @@ def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff):
     (y1, gx1, gp1), (y2, gx2, gp2) = grads
     assert torch.allclose(y1, y2, atol=1e-6)
     assert torch.allclose(gx1, gx2, atol=1e-6)
-    for a, b in zip(gp1, gp2):
+    for a, b in zip(gp1, gp2, strict=True):
         assert torch.allclose(a, b, atol=1e-6)
     hidden = {}
     ffn.proj.register_forward_hook(lambda m, inp, out: hidden.setdefault("a", inp[0]))

@@ -1,0 +1,22 @@
+"""Shared command-line pieces of the benchmarks: one-line argument errors, positive integers."""
+from __future__ import annotations
+
+import argparse
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (``prog: error: ...``), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive(text: str) -> int:
+    """An integer >= 1, else an argparse error naming the value."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
