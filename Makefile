@@ -36,9 +36,17 @@ venv: $(VENV)/.installed  ## create .venv and install paper_lib with its depende
 check-profile: | venv
 	@$(PY) -m paper_lib.pipeline.profiles $(PROFILE)
 
-# One target per notebook; it reruns only when its source or paper_lib changed.
+# One target per notebook; it reruns only when its source or a paper_lib module it imports
+# (directly or through other modules: paper_lib.pipeline.deps reads them with ast) changed.
+build/deps/%.mk: notebooks/%.py $(LIB)
+	@mkdir -p $(@D)
+	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps $<)" > $@
+ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+-include $(NOTEBOOKS:%=build/deps/%.mk)
+endif
+
 # benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv check-profile
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv check-profile
 	$(PY) benchmarks/timed.py $< --profile $(PROFILE)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
