@@ -1,8 +1,8 @@
 """Training throughput of SPEN against the matched Transformer, interleaved in one run.
 
 ``python benchmarks/bench_throughput.py`` (part of ``make bench``) builds SPEN and the
-Transformer at notebook 03's cpu sizes (4 blocks, d_model 256, vocabulary 8192; ``--d-model``
-changes the width, the other sizes follow notebook 03's ratios) and times full AdamW training
+Transformer at notebook 03's cpu sizes (4 blocks, d_model 128 and 256, vocabulary 8192; ``--d-models``
+sets the widths, the other sizes follow notebook 03's ratios) and times full AdamW training
 steps (forward, backward, optimizer) on random tokens, ``--batch-tokens`` tokens per step at every
 ``seq_len``. Steps of every (model, seq_len) are interleaved round by round, so a change in what
 else the machine runs hits every cell alike; the median over rounds is reported. One thread
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _cli import OneLineParser, positive  # noqa: E402  (benchmarks/_cli.py)
 
-from paper_lib.models import build_model  # noqa: E402
+from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENConfig  # noqa: E402
 from paper_lib.pipeline.provenance import Outputs  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
@@ -70,31 +70,34 @@ def _step_fn(kind: str, d_model: int, seq_len: int, batch_tokens: int, seed: int
     return step, b * seq_len
 
 
-def bench_throughput(seq_lens: list[int], d_model: int, batch_tokens: int, rounds: int,
+def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int, rounds: int,
                      transformer_max: int) -> pd.DataFrame:
-    """Median training tokens/s of each (seq_len, model), interleaved over ``rounds`` rounds."""
+    """Median training tokens/s of each (d_model, seq_len, model), interleaved over ``rounds`` rounds."""
     cells = {}
-    for T in seq_lens:
-        for kind in ("spen", "transformer"):
-            if kind == "transformer" and T > transformer_max:
-                continue
-            step, tokens = _step_fn(kind, d_model, T, batch_tokens)
-            step()  # warm-up
-            cells[(T, kind)] = (step, tokens, [])
+    for d_model in d_models:
+        for T in seq_lens:
+            for kind in ("spen", "transformer"):
+                if kind == "transformer" and T > transformer_max:
+                    continue
+                step, tokens = _step_fn(kind, d_model, T, batch_tokens)
+                step()  # warm-up
+                cells[(d_model, T, kind)] = (step, tokens, [])
     for r in range(rounds):
         for step, tokens, rates in cells.values():
             t0 = time.perf_counter()
             step()
             rates.append(tokens / (time.perf_counter() - t0))
-        print(f"round {r + 1}/{rounds}: " + ", ".join(f"{k}@{T} {v[2][-1]:.0f}" for (T, k), v in cells.items()),
+        print(f"round {r + 1}/{rounds}: " + ", ".join(f"{k}@{d},{T} {v[2][-1]:.0f}" for (d, T, k), v in cells.items()),
               flush=True)
-    rows = [{"seq_len": T, "model": kind, "d_model": d_model, "tokens_per_s": statistics.median(v[2])}
-            for (T, kind), v in cells.items()]
+    rows = [{"seq_len": T, "model": kind, "d_model": d, "tokens_per_s": statistics.median(v[2])}
+            for (d, T, kind), v in cells.items()]
     df = pd.DataFrame(rows)
-    spen = df[df.model == "spen"].set_index("seq_len").tokens_per_s
-    trans = df[df.model == "transformer"].set_index("seq_len").tokens_per_s
-    df["spen_over_transformer"] = [spen[T] / trans[T] if T in trans.index else float("nan") for T in df.seq_len]
-    df["spen_vs_shortest"] = [spen[T] / spen[min(seq_lens)] for T in df.seq_len]
+    rate = df.set_index(["d_model", "seq_len", "model"]).tokens_per_s
+    df["spen_over_transformer"] = [rate[(d, T, "spen")] / rate[(d, T, "transformer")]
+                                   if (d, T, "transformer") in rate.index else float("nan")
+                                   for d, T in zip(df.d_model, df.seq_len, strict=True)]
+    df["spen_vs_shortest"] = [rate[(d, T, "spen")] / rate[(d, min(seq_lens), "spen")]
+                              for d, T in zip(df.d_model, df.seq_len, strict=True)]
     return df.round(3)
 
 
@@ -156,20 +159,20 @@ def bench_sparse_ffn(d_model: int, tokens: int = 4096, rounds: int = 7) -> pd.Da
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seq-lens", type=positive, nargs="+", default=[256, 1024, 4096, 8192])
-    ap.add_argument("--d-model", type=positive, default=256)
+    ap.add_argument("--d-models", type=positive, nargs="+", default=[128, 256])
     ap.add_argument("--batch-tokens", type=positive, default=8192, help="tokens per timed step")
     ap.add_argument("--rounds", type=positive, default=3)
     ap.add_argument("--transformer-max", type=positive, default=4096)
     ap.add_argument("--threads", type=positive, default=1)
     args = ap.parse_args(argv)
-    if args.d_model % 4:
-        ap.error(f"--d-model must be a multiple of 4 (the Transformer's heads), got {args.d_model}")
+    if any(d % 4 for d in args.d_models):
+        ap.error(f"--d-models must be multiples of 4 (the Transformer's heads), got {args.d_models}")
     if max(args.seq_lens) > args.batch_tokens:
         ap.error(f"--batch-tokens ({args.batch_tokens}) must be >= the longest --seq-lens ({max(args.seq_lens)})")
     threads = set_threads(args.threads)
     load = round(os.getloadavg()[0], 2)
-    ffn = bench_sparse_ffn(args.d_model)
-    df = bench_throughput(sorted(args.seq_lens), args.d_model, args.batch_tokens, args.rounds, args.transformer_max)
+    ffn = pd.concat([bench_sparse_ffn(d) for d in args.d_models], ignore_index=True)
+    df = bench_throughput(sorted(args.seq_lens), args.d_models, args.batch_tokens, args.rounds, args.transformer_max)
     df["load_avg"] = load
     ffn["load_avg"] = load
     params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,

@@ -70,7 +70,7 @@ def check_ema(device: torch.device, B: int = 4, T: int = 1536, D: int = 512) -> 
 
 def _paper_sizes(kind: str, seq_len: int) -> dict:
     from paper_lib.experiments.spen_train import settings_for
-    from paper_lib.models import sizes_for
+    from paper_lib.models.factory import sizes_for
 
     settings = settings_for("paper")
     sizes = sizes_for(kind, settings, settings.vocab_size)
@@ -80,7 +80,7 @@ def _paper_sizes(kind: str, seq_len: int) -> dict:
 
 def train_rate(kind: str, seq_len: int, batch: int, steps: int, warmup: int, device: torch.device) -> dict:
     """Tokens/s and peak memory of ``steps`` AdamW steps of ``kind`` at the paper's sizes."""
-    from paper_lib.models import build_model
+    from paper_lib.models.factory import build_model
 
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(device)
@@ -139,7 +139,7 @@ def _nccl_worker(rank: int, world: int, port: int, out: str) -> None:
     import numpy as np
     import torch.distributed as dist
 
-    from paper_lib.models import build_model
+    from paper_lib.models.factory import build_model
     from paper_lib.train import TrainConfig, train
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
