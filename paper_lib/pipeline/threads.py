@@ -1,9 +1,11 @@
 """One place that sets every CPU thread pool a notebook or the training CLI uses.
 
-A researcher's laptop is rarely idle. Measured on our 2-core machine (``make bench-contention``,
-issue 14): with a CPU-bound program beside it, a notebook whose OpenMP threads spin while they
-wait for a core burns several times the CPU it needs; with the threads told to sleep while they
-wait, it slows down no more than its fair share. So :func:`set_threads` sets, once:
+A researcher's laptop is rarely idle. Measured in issue 14 on a 2-core machine, notebook 01 at
+the smoke profile beside two single-threaded busy loops: with the default threads it took 4.5x
+its idle wall time and 3.9x its idle CPU seconds (OpenMP threads spinning while they wait for a
+core); with 2 threads told to sleep while they wait (``OMP_WAIT_POLICY=PASSIVE``) 1.8x the wall
+time. ``make bench-contention`` repeats the measurement (``figures/bench/contention.csv``). So
+:func:`set_threads` sets, once:
 
 - ``torch``'s intra-op pool (``torch.set_num_threads``);
 - the pools of numpy's and scipy's BLAS (OpenBLAS or MKL) and of scikit-learn's OpenMP, through
