@@ -12,7 +12,7 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all test test-fast bench bench-contention gpu-check venv check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all test test-fast test-slow bench bench-contention gpu-check venv check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
@@ -54,11 +54,15 @@ $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_pro
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
 	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
 
+# `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny).
 test: | venv  ## unit tests plus every notebook at the smoke profile
-	$(PY) -m pytest -q tests --durations=5
+	@$(MAKE) --no-print-directory -j2 test-fast test-slow
 
 test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q tests -m "not notebook and not multiprocess"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
+
+test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
 
 bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor) and throughput.csv (SPEN vs Transformer)
 	$(PY) benchmarks/bench_ema.py
