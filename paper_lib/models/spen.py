@@ -88,11 +88,13 @@ class SparseFFN(nn.Module):
     The selection is a threshold: the ``k``-th largest activation of each position
     (``topk`` values, unsorted) is found without autograd, and every activation below it is
     zeroed in place, so no dense zero-filled tensor is built and nothing is scattered, forward
-    or backward (issue 14: this was about 20% of a SPEN step with the zero fill). Values and
-    gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
-    difference is that activations tied with the ``k``-th value are all kept (exact float ties
-    among the largest GELU outputs; none occur in practice). The options measured are in
-    ``benchmarks/bench_throughput.py``'s docstring.
+    or backward. Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``);
+    the one difference is that activations tied with the ``k``-th value are all kept (exact float
+    ties among the largest GELU outputs; none occur in practice). Measured (issue 14,
+    ``figures/bench/sparse_ffn.csv``): the scatter, a mask multiply and this in-place mask take the
+    same time within the noise of a shared machine (``topk`` itself dominates); a gather of the
+    ``k`` active rows of the output projection (``embedding_bag``) is 1.5-1.8x slower. The in-place
+    mask is kept because it allocates no second ``(B, T, F)`` tensor.
     """
 
     def __init__(self, config: SPENConfig):
