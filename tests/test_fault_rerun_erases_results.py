@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from paper_lib import train_cli
-from paper_lib.models import build_model
+from paper_lib.models.factory import build_model
 from paper_lib.train import TrainConfig, train
 
 SIZES = dict(vocab_size=64, n_layer=1, d_model=32, n_head=2, d_bottleneck=16, d_ff=64, block_size=64)
