@@ -67,7 +67,7 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on notebooks/ (installs the notebook
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(PY) -m nbstripout --install --attributes .gitattributes; fi
 	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
 	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
-	$(VENV)/bin/jupyter lab --FileContentsManager.preferred_dir=notebooks $(LAB_ARGS)
+	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=notebooks $(LAB_ARGS)
 
 test: | venv  ## unit tests plus every notebook at the smoke profile
 	$(PY) -m pytest -q tests
