@@ -73,7 +73,7 @@ test: | venv  ## unit tests plus every notebook at the smoke profile
 	$(PY) -m pytest -q tests
 
 bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
-	$(PY) benchmarks/bench_ema.py
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py
 
 lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks
