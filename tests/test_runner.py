@@ -145,10 +145,10 @@ def test_values_and_the_runners_profile_are_checked(monkeypatch):
 def _executed_like() -> nbformat.NotebookNode:
     png = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                                          "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"))
-    bar = ("\rsteps:   0%|          | 0/3 [00:00<?, ?it/s]"
-           "\rsteps: 100%|██████████| 3/3 [00:00<00:00, 1234.56it/s]\n")
+    bar = ["\rsteps:   0%|          | 0/3 [00:00<?, ?it/s]", "\rsteps: 100%|██████████| 3/3 [00:00<00:00, 1234.56it/s]",
+           "\n"]  # the kernel sends each redraw as its own output
     cell = nbformat.v4.new_code_cell("print(1)", outputs=[
-        nbformat.v4.new_output("stream", name="stderr", text=bar),
+        *[nbformat.v4.new_output("stream", name="stderr", text=b) for b in bar],
         nbformat.v4.new_output("stream", name="stdout", text="value 0.123\n"),
         nbformat.v4.new_output("display_data", data={"image/png": png.decode(), "text/plain": "<Figure>"})])
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Demo"), cell])
@@ -156,6 +156,7 @@ def _executed_like() -> nbformat.NotebookNode:
 
 def test_tidy_keeps_the_last_redraw_of_a_bar():
     nb = tidy(_executed_like())
+    assert [o.output_type for o in nb.cells[1].outputs] == ["stream", "stream", "display_data"]
     assert nb.cells[1].outputs[0].text == "steps: 100%|██████████| 3/3 [00:00<00:00, 1234.56it/s]\n"
     assert [c.id for c in nb.cells] == ["cell-000", "cell-001"]
 

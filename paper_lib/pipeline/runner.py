@@ -196,9 +196,18 @@ def tidy(nb):
     redrawn lines (a tqdm bar's final line, not every redraw), and cells are numbered."""
     _number_cells(nb)
     for cell in nb.cells:
+        merged = []  # the kernel sends each redraw as its own output; a front end joins them, so do we
         for out in cell.get("outputs", []):
+            last = merged[-1] if merged else {}
+            if out.get("output_type") == "stream" and last.get("output_type") == "stream" and last.get("name") == out.get("name"):
+                last["text"] += out["text"]
+            else:
+                merged.append(out)
+        for out in merged:
             if out.get("output_type") == "stream":
                 out["text"] = _last_redraw(out["text"])
+        if "outputs" in cell:
+            cell["outputs"] = merged
     return nb
 
 
