@@ -67,7 +67,7 @@ def _one_line_error(capsys, argv, code=2) -> str:
 
 # --- errors at the entry point: one line, before any kernel starts ---------------------------------
 
-def test_the_profile_has_one_source(demo, capsys):
+def test_one_source_of_truth_for_each_run_parameter_the_profile_flag(demo, capsys):
     err = _one_line_error(capsys, [str(demo), "--profile", "cpu", "-p", "profile", "smoke"])
     assert err == ("error: the profile is set with --profile, never with -p profile (it also decides where the "
                    "outputs and the executed notebook land)")
@@ -118,7 +118,7 @@ def test_where_a_run_lands(demo):
 HISTORY = ["", 'profile = "cpu"\noverrides = {}', '# Parameters\nprofle = "smoke"\n', "check_parameters(globals())"]
 
 
-def test_a_misspelt_injected_parameter_fails_in_the_kernel():
+def test_one_source_of_truth_for_each_run_parameter_injected_names_checked_in_the_kernel():
     assert injected_parameters(HISTORY) == (["profile", "overrides"], ["profle"])
     with pytest.raises(ValueError) as err:
         check_parameters({"In": HISTORY, "profile": "cpu", "overrides": {}, "profle": "smoke"})
@@ -128,7 +128,7 @@ def test_a_misspelt_injected_parameter_fails_in_the_kernel():
     check_parameters({"In": ["", 'profile = "cpu"', "x = 1"], "profile": "cpu"})  # Jupyter: nothing injected
 
 
-def test_values_and_the_runners_profile_are_checked(monkeypatch):
+def test_one_source_of_truth_for_each_run_parameter_values_and_the_runners_profile(monkeypatch):
     with pytest.raises(ValueError, match=r"^unknown profile 'nonsense'; allowed: smoke, cpu, paper$"):
         check_parameters({"profile": "nonsense", "overrides": {}})
     with pytest.raises(ValueError, match=r"^overrides must be a dict of setting -> value"):
@@ -247,7 +247,7 @@ def test_outputs_are_safe_and_published_only_by_make(demo, capsys):
 
 
 @pytest.mark.notebook
-def test_plain_papermill_with_a_misspelt_parameter_fails(demo, monkeypatch):
+def test_one_source_of_truth_for_each_run_parameter_plain_papermill_typo_fails(demo, monkeypatch):
     import papermill as pm
 
     from paper_lib.pipeline.runner import convert

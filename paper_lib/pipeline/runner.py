@@ -149,19 +149,22 @@ def _check_type(key: str, value: Any, default_source: str | None) -> None:
 @contextlib.contextmanager
 def _kernel_env(root: Path, run: dict[str, Any]) -> Iterator[None]:
     """Set what the kernel inherits: paper_lib of this checkout first, the run, a fixed file date."""
-    old = dict(os.environ)
-    path = [str(root), str(REPO_ROOT)] + ([old["PYTHONPATH"]] if old.get("PYTHONPATH") else [])
-    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(path))
-    os.environ[RUN_ENV] = json.dumps(run)
-    os.environ.setdefault("TQDM_MININTERVAL", "1")  # a bar redraws at most once a second
+    path = [str(root), str(REPO_ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(path)), RUN_ENV: json.dumps(run),
+           "TQDM_MININTERVAL": os.environ.get("TQDM_MININTERVAL", "1")}  # a bar redraws at most once a second
     epoch = source_date_epoch(root)
     if epoch is not None:
-        os.environ["SOURCE_DATE_EPOCH"] = str(epoch)  # any date a library writes is the commit's
+        env["SOURCE_DATE_EPOCH"] = str(epoch)  # any date a library writes is the commit's
+    old = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(old)
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _headings(nb) -> list[str]:
@@ -288,8 +291,8 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     run = {"notebook": p.name, "profile": profile, "root": str(p.root), "dir": str(p.outputs),
            "stage": str(stage), "git_commit": commit, "published": p.publishes}
     if stream:
-        print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}" + ("" if p.publishes else " (not published)"),
-              flush=True)
+        why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
+        print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
     extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr, "on_cell_execute": _Progress(p.name, nb)} if stream else {}
     try:
         with _kernel_env(p.root, run):
