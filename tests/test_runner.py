@@ -151,14 +151,16 @@ def _executed_like() -> nbformat.NotebookNode:
         *[nbformat.v4.new_output("stream", name="stderr", text=b) for b in bar],
         nbformat.v4.new_output("stream", name="stdout", text="value 0.123\n"),
         nbformat.v4.new_output("display_data", data={"image/png": png.decode(), "text/plain": "<Figure>"})])
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Demo"), cell])
+    timing = nbformat.v4.new_code_cell("print(elapsed)", metadata={"tags": ["remove-output"]}, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="ran in 523 s\n")])
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Demo"), cell, timing])
 
 
 def test_tidy_keeps_the_last_redraw_of_a_bar():
     nb = tidy(_executed_like())
     assert [o.output_type for o in nb.cells[1].outputs] == ["stream", "stream", "display_data"]
     assert nb.cells[1].outputs[0].text == "steps: 100%|██████████| 3/3 [00:00<00:00, 1234.56it/s]\n"
-    assert [c.id for c in nb.cells] == ["cell-000", "cell-001"]
+    assert [c.id for c in nb.cells] == ["cell-000", "cell-001", "cell-002"]
 
 
 def test_html_is_self_contained_without_bars_and_the_same_twice(tmp_path):
@@ -167,6 +169,7 @@ def test_html_is_self_contained_without_bars_and_the_same_twice(tmp_path):
     assert a == b
     assert "value 0.123" in a and "data:image/png;base64," in a
     assert "it/s" not in a and "steps:" not in a
+    assert "elapsed" in a and "ran in 523 s" not in a  # the code stays, its output (tagged remove-output) goes
 
 
 # --- Jupyter: jupytext pairing that keeps the source as it is, nbstripout -------------------------

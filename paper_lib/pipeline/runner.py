@@ -47,6 +47,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 KERNEL_ARGS = ["--IPKernelApp.extensions=['paper_lib.pipeline.headless']"]  # text tqdm bars, streamed
 PROFILE_PARAM = ("the profile is set with --profile, never with -p profile (it also decides where the outputs "
                  "and the executed notebook land)")
+HTML_TAGS = {"remove_cell_tags": {"remove-cell"}, "remove_all_outputs_tags": {"remove-output"},
+             "remove_input_tags": {"remove-input"}}
 PROGRESS_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$")  # the tail of a tqdm bar: [00:01<00:02, 1.2it/s]
 
 
@@ -226,10 +228,17 @@ def _last_redraw(text: str) -> str:
 
 def render_html(nb, path: Path, title: str) -> Path:
     """Write the executed notebook ``nb`` as one self-contained HTML file (code, outputs, images
-    embedded), without progress bars, whose timings change from run to run."""
+    embedded), without progress bars, whose timings change from run to run.
+
+    The cell tags of :data:`HTML_TAGS` (those of jupyter-book) leave out what changes from run to
+    run or machine to machine without being a result, e.g. ``# %% tags=["remove-output"]`` on a
+    cell that prints the wall time or an absolute path, so a rerun with the same numbers writes
+    the same HTML.
+    """
     import copy
 
     from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
@@ -243,7 +252,9 @@ def render_html(nb, path: Path, title: str) -> Path:
         cell["outputs"] = kept if cell.cell_type == "code" else cell.get("outputs", [])
         cell.get("metadata", {}).pop("papermill", None)
         cell.get("metadata", {}).pop("execution", None)
-    body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": title}})
+    exporter = HTMLExporter(embed_images=True)
+    exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     with atomic_path(path) as tmp:
         tmp.write_text(body, encoding="utf-8")
     return path
