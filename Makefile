@@ -43,10 +43,18 @@ venv: $(VENV)/.installed  ## create .venv and install paper_lib with its depende
 check-profile:  ## check PROFILE (every target does, before it installs anything)
 	@:
 
-# One target per notebook; it reruns only when its source or paper_lib changed. --publish:
-# outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as HTML,
-# only from committed sources; any other run of a notebook writes under build/<profile>/.
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv
+# One target per notebook; it reruns only when its source or a paper_lib module it imports
+# (directly or through other modules: paper_lib.pipeline.deps reads them with ast) changed.
+build/deps/%.mk: notebooks/%.py $(LIB)
+	@mkdir -p $(@D)
+	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps $<)" > $@
+ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+-include $(NOTEBOOKS:%=build/deps/%.mk)
+endif
+
+# --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
+# HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv
 	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE) --publish
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
