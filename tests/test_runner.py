@@ -247,6 +247,7 @@ def test_outputs_are_safe_and_published_only_by_make(demo, capsys):
 
     run_notebook(demo, "cpu", publish=True, root=root)  # the same numbers again: the same bytes
     assert {p.name: p.read_bytes() for p in figures.iterdir()} == published
+    assert not err.value.failed.exists()  # the failure's notebook goes once a run succeeds
 
 
 @pytest.mark.notebook

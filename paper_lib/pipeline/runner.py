@@ -320,6 +320,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
 
         with atomic_path(p.executed) as tmp:
             nbformat.write(done, str(tmp))
+        p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
     except pm.PapermillExecutionError as err:
         p.failed.parent.mkdir(parents=True, exist_ok=True)
         if running.exists():
