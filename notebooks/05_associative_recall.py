@@ -21,10 +21,15 @@
 # sequence*. Keys and values are disjoint vocabularies; which keys occur, the value each gets and
 # the order of pairs and queries are drawn afresh for every sequence, so no table can be
 # memorised. The loss and the accuracy count only the answer positions (every other target is
-# `-100`); test sequences are fresh draws from a stream no model trained on. After each query
-# key comes one blank token, and the answer is due there (`delay = 1`, our choice): SPEN's
-# predictor controls form their attention query at `t` from `u_{t-1}`, so without the blank they
-# could never use the query key at all.
+# `-100`); test sequences are fresh draws from a stream no model trained on. Our variant,
+# chosen by the calibration below: each pair arrives as **one token** `p(k, v)` (Zoology writes
+# `k` then `v`), so retrieval is one attention hop: the query key must find the pair token with
+# the same key and read its value. The answer is due at the query token itself (`delay = 0`,
+# as in Zoology). One consequence, stated up front: SPEN's predictor controls form their
+# attention query at `t` from `u_{t-1}` (they predict `u_t`, so they may not see it), so at a
+# query position they cannot use the query key to attend; only SPEN's context mix sees the key
+# (through the error `e_t`) beside the traces. The controls therefore test "more history"
+# without "content-addressed lookup by the current token".
 #
 # **The models,** built by `paper_lib.models.build_model` and trained identically (same steps,
 # batches, warmup and schedule; learning rate chosen per model on fresh validation sequences):

@@ -52,13 +52,13 @@ class Settings:
     """
 
     models: tuple[str, ...] = MODELS        # names in MODELS
-    n_keys: int = 32                        # key vocabulary (tokens)
-    n_values: int = 32                      # value vocabulary (tokens)
+    n_keys: int = 16                        # key vocabulary (tokens)
+    n_values: int = 16                      # value vocabulary (tokens)
     n_pairs: tuple[int, ...] = (2, 4, 8, 16)  # panel 1's pair counts; the last is the hardest
     n_queries: int = 16                     # queries per sequence (all pairs up to this many)
-    seq_len: int = 64                       # tokens per sequence
-    single_hop: bool = False                # one token per pair (ours) instead of key, value
-    delay: int = 1                          # blanks after each query key (the answer is due at the last)
+    seq_len: int = 32                       # tokens per sequence
+    single_hop: bool = True                 # one token per pair (ours; calibration) instead of key, value
+    delay: int = 0                          # blanks after each query key (the answer is due at the last)
     n_layer: int = 2                        # blocks of every model
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
@@ -75,8 +75,8 @@ class Settings:
     width_models: tuple[str, ...] = ("spen_linear", "transformer", "gru")
     width_n_pairs: int = 8                  # panel 2's fixed pair count
     distance_models: tuple[str, ...] = ("spen_linear",)
-    distance_n_pairs: int = 2               # panel 3's pairs per sequence
-    distance_gap: tuple[int, int] = (0, 120)  # panel 3's blanks between pairs and queries (range)
+    distance_n_pairs: int = 4               # panel 3's pairs per sequence
+    distance_gap: tuple[int, int] = (0, 100)  # panel 3's blanks between pairs and queries (range)
     distance_bins: tuple[int, ...] = (0, 4, 8, 16, 32, 64, 128)  # bin edges of key-query distance (tokens)
     alphas: tuple[float, ...] = PAPER_ALPHAS  # SPEN's trace rates (paper: 0.5, 0.1, 0.02)
     seeds: tuple[int, ...] = (0, 1, 2)
