@@ -92,8 +92,11 @@ def test_recall_metrics_names_and_values():
     s = ar.settings_for("smoke", {"models": ["spen_linear", "transformer"], "n_pairs": [2, 4]})
     rows = [{"model": m, "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": acc}
             for m, acc in (("spen_linear", 0.5), ("transformer", 1.0)) for n in (2, 4) for seed in s.seeds]
+    rows[0]["accuracy"] = 0.75                                  # spen_linear, N = 2, first seed
     rows.append({"model": "transformer", "n_pairs": 4, "d_model": 99, "seed": 0, "accuracy": 0.0})  # another width
     m = ar.recall_metrics(pd.DataFrame(rows), s)
     assert set(m) == {"recall_acc_spen_linear", "recall_acc_transformer", "recall_acc_transformer_2",
-                      "recall_acc_transformer_4", "recall_acc_spen_2", "recall_acc_spen_4"}
+                      "recall_acc_transformer_4", "recall_acc_spen_2", "recall_acc_spen_4",
+                      "recall_drop_transformer", "recall_drop_spen"}
     assert m["recall_acc_transformer"] == [1.0] * len(s.seeds) and m["recall_acc_spen_4"] == [0.5] * len(s.seeds)
+    assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)

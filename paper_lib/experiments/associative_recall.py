@@ -63,12 +63,12 @@ class Settings:
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
-    steps: int = 1500                       # optimiser steps per training run
+    steps: int = 1500                       # optimiser steps per training run (the Transformer "clicks" near 1000)
     batch_size: int = 32                    # sequences per step
     warmup_steps: int = 100                 # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
     lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2)  # learning rates tried per model (>= 3)
-    lr_steps: int = 400                     # steps of each learning-rate trial (seed 0)
+    lr_steps: int = 600                     # steps of each learning-rate trial (seed 0; a short budget)
     val_sequences: int = 256                # fresh validation sequences per pair count
     test_sequences: int = 512               # fresh test sequences per pair count
     widths: tuple[int, ...] = (32, 64, 128)  # panel 2's d_model values
@@ -275,7 +275,9 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings) -> dict[str, list[float]
 
     ``recall_acc_<model>`` at the hardest standard setting (the largest pair count of panel 1,
     width ``s.d_model``) for every model; ``recall_acc_transformer_<N>`` and
-    ``recall_acc_spen_<N>`` (SPEN with the paper's default reader, ``linear``) for every ``N``.
+    ``recall_acc_spen_<N>`` (SPEN with the paper's default reader, ``linear``) for every ``N``;
+    ``recall_drop_transformer`` and ``recall_drop_spen``: accuracy at the smallest ``N`` minus at the
+    largest, per seed (how much recall falls with ``N``).
     """
     d = by_pairs[by_pairs.d_model == s.d_model]
     hard = max(s.n_pairs)
@@ -284,10 +286,13 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings) -> dict[str, list[float]
         return d[(d.model == model) & (d.n_pairs == n)].sort_values("seed").accuracy.astype(float).tolist()
 
     m = {f"recall_acc_{name}": per_seed(name, hard) for name in s.models}
-    for n in s.n_pairs:
-        for label, name in (("transformer", "transformer"), ("spen", "spen_linear")):
-            if name in s.models:
+    easy = min(s.n_pairs)
+    for label, name in (("transformer", "transformer"), ("spen", "spen_linear")):
+        if name in s.models:
+            for n in s.n_pairs:
                 m[f"recall_acc_{label}_{n}"] = per_seed(name, n)
+            if per_seed(name, easy) and per_seed(name, hard):
+                m[f"recall_drop_{label}"] = (np.array(per_seed(name, easy)) - np.array(per_seed(name, hard))).tolist()
     return {k: v for k, v in m.items() if v}
 
 
