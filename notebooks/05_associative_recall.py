@@ -60,7 +60,7 @@ from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 t_start = time.perf_counter()
-torch.set_num_threads(2)
+torch.set_num_threads(1)  # parallelism comes from `workers` training processes (one thread each)
 settings = ar.settings_for(profile, overrides)
 S = settings
 out = Outputs("05_associative_recall", profile, as_dict(settings), S.seeds)
@@ -122,10 +122,8 @@ display(budget)
 # best mean validation accuracy over `N` (fresh sequences from a validation stream).
 
 # %%
-with tqdm(total=len(S.models) * len(S.lrs) * S.lr_steps, desc="learning rates") as bar:
-    chosen = {m: ar.choose_lr(m, S, progress=bar) for m in S.models}
-lrs = {m: lr for m, (lr, _) in chosen.items()}
-lr_trials = pd.concat([t for _, t in chosen.values()], ignore_index=True)
+with tqdm(total=len(S.models) * len(S.lrs), desc="learning rates (runs)") as bar:
+    lrs, lr_trials = ar.choose_lrs(S, progress=bar)
 out.save_data(lr_trials, "lr_trials")
 display(lr_trials.pivot(index="model", columns="lr", values="val_accuracy").round(3).assign(chosen=pd.Series(lrs)))
 
@@ -134,7 +132,7 @@ display(lr_trials.pivot(index="model", columns="lr", values="val_accuracy").roun
 # Each model is trained once on the mixture of pair counts and tested at every `N`.
 
 # %%
-with tqdm(total=len(S.models) * len(S.seeds) * S.steps, desc="panel 1: pairs") as bar:
+with tqdm(total=len(S.models) * len(S.seeds), desc="panel 1: pairs (runs)") as bar:
     by_pairs = ar.run_pairs(S, lrs, progress=bar)
 out.save_data(by_pairs[["model", "n_pairs", "d_model", "seed", "accuracy"]], "recall_by_pairs")
 order = list(S.models)
@@ -176,10 +174,10 @@ display(Markdown(ar.pairs_paragraph(by_pairs, S, informative)))
 
 # %%
 widths = [w for w in S.widths if w != S.d_model]
-with tqdm(total=len(widths) * len(S.width_models) * len(S.seeds) * S.steps, desc="panel 2: widths") as bar:
-    by_width = pd.concat([by_pairs[(by_pairs.n_pairs == S.width_n_pairs) & by_pairs.model.isin(S.width_models)]]
-                         + [ar.run_pairs(S, lrs, d_model=w, models=S.width_models, eval_pairs=[S.width_n_pairs],
-                                         progress=bar) for w in widths], ignore_index=True)
+with tqdm(total=len(widths) * len(S.width_models) * len(S.seeds), desc="panel 2: widths (runs)") as bar:
+    by_width = pd.concat([by_pairs[by_pairs.model.isin(S.width_models)]]
+                         + [ar.run_pairs(S, lrs, d_model=w, models=S.width_models, progress=bar) for w in widths],
+                         ignore_index=True)
 by_width = by_width[by_width.n_pairs == S.width_n_pairs].sort_values(["model", "d_model", "seed"])
 out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "parameters"]], "recall_by_width")
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -207,8 +205,7 @@ display(Markdown(ar.width_paragraph(by_width, S)))
 # tokens, a key's weight in every trace has fallen below `e^-1` of its start.
 
 # %%
-dt = ar.distance_task(S)
-with tqdm(total=len(S.distance_models) * len(S.seeds) * S.steps, desc="panel 3: distance") as bar:
+with tqdm(total=len(S.distance_models) * len(S.seeds), desc="panel 3: distance (runs)") as bar:
     by_distance = ar.run_distance(S, lrs, progress=bar)
 out.save_data(by_distance, "recall_by_distance")
 fig, ax = plt.subplots(figsize=(7.5, 4.2))

@@ -100,3 +100,13 @@ def test_recall_metrics_names_and_values():
                       "recall_drop_transformer", "recall_drop_spen"}
     assert m["recall_acc_transformer"] == [1.0] * len(s.seeds) and m["recall_acc_spen_4"] == [0.5] * len(s.seeds)
     assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)
+
+
+def test_worker_processes_give_the_same_rows_as_one_process():
+    s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3})
+    jobs = [("pairs", m, s.d_model, seed, 1e-3) for m in s.models for seed in s.seeds]
+    one = ar.run_jobs(s, jobs)
+    two = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, "workers": 2}),
+                      jobs)
+    assert len(one) == len(jobs) * len(s.n_pairs)
+    assert pd.DataFrame(one).equals(pd.DataFrame(two))

@@ -80,6 +80,8 @@ class Settings:
     distance_bins: tuple[int, ...] = (0, 4, 8, 16, 32, 64, 128)  # bin edges of key-query distance (tokens)
     alphas: tuple[float, ...] = PAPER_ALPHAS  # SPEN's trace rates (paper: 0.5, 0.1, 0.02)
     seeds: tuple[int, ...] = (0, 1, 2)
+    workers: int = 2                        # training processes at once (one torch thread each)
+    device: str = "cpu"                     # where models train ("cuda" at the paper profile)
     extra: dict = field(default_factory=dict)  # reserved for readers' options (unused by default)
 
 
@@ -153,6 +155,11 @@ def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
     return df
 
 
+def _device(model) -> torch.device:
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
 def _lr_at(step: int, s: Settings, steps: int, lr: float) -> float:
     warm = min(1.0, (step + 1) / max(1, s.warmup_steps))
     return lr * warm * 0.5 * (1 + np.cos(np.pi * min(step, steps) / steps))
@@ -169,6 +176,7 @@ def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr:
     Returns:
         the model (in eval mode) and the final training loss (nats per answer).
     """
+    dev = _device(model)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=s.weight_decay)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
     model.train()
@@ -177,7 +185,7 @@ def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr:
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, s, steps, lr)
         b = sample_mqar(mqar, list(n_pairs), s.batch_size, gen)
-        _, loss = model(b.inputs, b.targets)                    # cross-entropy on answers (targets -100 elsewhere)
+        _, loss = model(b.inputs.to(dev), b.targets.to(dev))    # cross-entropy on answers (targets -100 elsewhere)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -194,7 +202,7 @@ def accuracy_by_pairs(model, mqar: MQARTask, n_pairs: Sequence[int], n_seqs: int
     out = {}
     for n in n_pairs:
         b = sample_mqar(mqar, n, n_seqs, seed + n)
-        right, total = query_accuracy(model(b.inputs)[0], b.targets)
+        right, total = query_accuracy(model(b.inputs.to(_device(model)))[0].cpu(), b.targets)
         out[int(n)] = right / total
     return out
 
@@ -205,7 +213,7 @@ def accuracy_by_distance(model, mqar: MQARTask, n_pairs: int, n_seqs: int, bins:
     """Query accuracy binned by key-query distance (tokens): ``distance_lo, distance_hi, accuracy, answers``."""
     b = sample_mqar(mqar, n_pairs, n_seqs, seed)
     mask = b.targets != -100
-    right = (model(b.inputs)[0].argmax(-1) == b.targets)[mask].numpy()
+    right = (model(b.inputs.to(_device(model)))[0].argmax(-1).cpu() == b.targets)[mask].numpy()
     dist = b.distance[mask].numpy()
     edges = list(bins) + [max(int(dist.max()) + 1, bins[-1] + 1)]
     rows = []
@@ -217,57 +225,87 @@ def accuracy_by_distance(model, mqar: MQARTask, n_pairs: int, n_seqs: int, bins:
     return pd.DataFrame(rows)
 
 
-def choose_lr(name: str, s: Settings, d_model: int | None = None, progress=None) -> tuple[float, pd.DataFrame]:
-    """The learning rate of ``s.lrs`` with the best mean validation accuracy over ``s.n_pairs``
-    after ``s.lr_steps`` steps (seed 0; fresh validation sequences; ties -> the smaller rate).
+def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) -> list[dict]:
+    """One training run and its evaluation: ``kind`` is ``"lr"`` (a learning-rate trial scored on
+    validation sequences), ``"pairs"`` (tested at every ``N`` of ``s.n_pairs``) or ``"distance"``
+    (panel 3). Returns rows (dicts). Module-level so that a worker process can run it."""
+    if kind == "distance":
+        mqar = distance_task(s)
+        model = build(name, s, mqar.vocab_size, d_model, seq_len=mqar.seq_len, seed=seed).to(s.device)
+        train_recall(model, mqar, [s.distance_n_pairs], s, lr, s.steps, seed)
+        df = accuracy_by_distance(model, mqar, s.distance_n_pairs, s.test_sequences, s.distance_bins)
+        return df.assign(model=name, seed=seed).to_dict("records")
+    mqar = task(s)
+    model = build(name, s, mqar.vocab_size, d_model, seed=seed).to(s.device)
+    train_recall(model, mqar, s.n_pairs, s, lr, s.lr_steps if kind == "lr" else s.steps, seed)
+    if kind == "lr":
+        acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)
+        return [{"model": name, "d_model": d_model, "lr": lr, "val_accuracy": float(np.mean(list(acc.values())))}]
+    acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.test_sequences, TEST_SEED)
+    return [{"model": name, "n_pairs": n, "d_model": d_model, "seed": seed, "accuracy": a, "lr": lr,
+             "parameters": count_params(model)} for n, a in acc.items()]
+
+
+def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
+    """Run :func:`_job` for every ``(kind, name, d_model, seed, lr)`` of ``jobs``; rows in job order.
+
+    With ``s.workers > 1`` the jobs run in that many worker processes (spawned, one torch thread
+    each: the two cores of a laptop train two small models at once); every job seeds itself, so
+    the rows do not depend on the number of workers. ``progress``: a tqdm bar advanced per job.
+    """
+    if s.workers <= 1 or len(jobs) <= 1:
+        out = []
+        for job in jobs:
+            out.append(_job(s, *job))
+            if progress is not None:
+                progress.update(1)
+        return [r for rows in out for r in rows]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=s.workers, mp_context=mp.get_context("spawn"),
+                             initializer=torch.set_num_threads, initargs=(1,)) as pool:
+        futures = {pool.submit(_job, s, *job): i for i, job in enumerate(jobs)}
+        results: list = [None] * len(jobs)
+        for f in as_completed(futures):
+            results[futures[f]] = f.result()
+            if progress is not None:
+                progress.update(1)
+    return [r for rows in results for r in rows]
+
+
+def choose_lrs(s: Settings, progress=None) -> tuple[dict[str, float], pd.DataFrame]:
+    """Per model, the learning rate of ``s.lrs`` with the best mean validation accuracy over
+    ``s.n_pairs`` after ``s.lr_steps`` steps (seed 0, width ``s.d_model``; fresh validation
+    sequences; ties -> the smaller rate). ``len(s.models) * len(s.lrs)`` jobs.
 
     Returns:
-        ``(lr, trials)`` with ``trials`` columns ``model, d_model, lr, val_accuracy``.
+        ``({model: lr}, trials)`` with ``trials`` columns ``model, d_model, lr, val_accuracy``.
     """
-    mqar = task(s)
-    rows = []
-    for lr in s.lrs:
-        model = build(name, s, mqar.vocab_size, d_model, seed=0)
-        train_recall(model, mqar, s.n_pairs, s, lr, s.lr_steps, seed=0, progress=progress)
-        acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)
-        rows.append({"model": name, "d_model": d_model or s.d_model, "lr": lr, "val_accuracy": float(np.mean(list(acc.values())))})
-    trials = pd.DataFrame(rows)
-    best = trials.sort_values(["val_accuracy", "lr"], ascending=[False, True]).iloc[0]
-    return float(best.lr), trials
+    trials = pd.DataFrame(run_jobs(s, [("lr", m, s.d_model, 0, lr) for m in s.models for lr in s.lrs], progress))
+    best = trials.sort_values(["val_accuracy", "lr"], ascending=[False, True]).drop_duplicates("model")
+    return {m: float(best.set_index("model").lr[m]) for m in s.models}, trials
 
 
 def run_pairs(s: Settings, lrs: Mapping[str, float], d_model: int | None = None, models: Sequence[str] | None = None,
-              eval_pairs: Sequence[int] | None = None, progress=None) -> pd.DataFrame:
-    """Panels 1 and 2: every model and seed trained once on the mixture of ``s.n_pairs``, tested at
-    every pair count of ``eval_pairs`` (default ``s.n_pairs``).
+              progress=None) -> pd.DataFrame:
+    """Panels 1 and 2: every model and seed trained once on the mixture of ``s.n_pairs`` at width
+    ``d_model`` (default ``s.d_model``), tested at every pair count. ``len(models) * len(s.seeds)`` jobs.
 
     Returns:
         rows ``model, n_pairs, d_model, seed, accuracy, lr, parameters``.
     """
-    mqar, d = task(s), d_model or s.d_model
-    rows = []
-    for name in models or s.models:
-        for seed in s.seeds:
-            model = build(name, s, mqar.vocab_size, d, seed=seed)
-            train_recall(model, mqar, s.n_pairs, s, lrs[name], s.steps, seed, progress)
-            for n, acc in accuracy_by_pairs(model, mqar, eval_pairs or s.n_pairs, s.test_sequences, TEST_SEED).items():
-                rows.append({"model": name, "n_pairs": n, "d_model": d, "seed": seed, "accuracy": acc,
-                             "lr": lrs[name], "parameters": count_params(model)})
-    return pd.DataFrame(rows)
+    d = d_model or s.d_model
+    return pd.DataFrame(run_jobs(s, [("pairs", m, d, seed, lrs[m]) for m in models or s.models for seed in s.seeds],
+                                 progress))
 
 
 def run_distance(s: Settings, lrs: Mapping[str, float], progress=None) -> pd.DataFrame:
     """Panel 3: each of ``s.distance_models`` trained on :func:`distance_task` sequences, accuracy
     binned by key-query distance. Rows ``model, seed, distance_lo, distance_hi, accuracy, answers``."""
-    mqar = distance_task(s)
-    out = []
-    for name in s.distance_models:
-        for seed in s.seeds:
-            model = build(name, s, mqar.vocab_size, seq_len=mqar.seq_len, seed=seed)
-            train_recall(model, mqar, [s.distance_n_pairs], s, lrs[name], s.steps, seed, progress)
-            df = accuracy_by_distance(model, mqar, s.distance_n_pairs, s.test_sequences, s.distance_bins)
-            out.append(df.assign(model=name, seed=seed))
-    return pd.concat(out, ignore_index=True)[["model", "seed", "distance_lo", "distance_hi", "accuracy", "answers"]]
+    rows = run_jobs(s, [("distance", m, s.d_model, seed, lrs[m]) for m in s.distance_models for seed in s.seeds],
+                    progress)
+    return pd.DataFrame(rows)[["model", "seed", "distance_lo", "distance_hi", "accuracy", "answers"]]
 
 
 def recall_metrics(by_pairs: pd.DataFrame, s: Settings) -> dict[str, list[float]]:

@@ -38,7 +38,7 @@ PROFILES: dict[str, dict[str, dict]] = {
         "associative_recall": {"n_keys": 8, "n_values": 8, "n_pairs": [2, 4], "n_queries": 4, "seq_len": 16,
                                "d_model": 16, "steps": 6, "warmup_steps": 2, "lrs": [1e-3, 3e-3, 1e-2], "lr_steps": 2,
                                "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
-                               "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1]},
+                               "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1], "workers": 1},
     },
     "cpu": {  # the defaults of every Settings dataclass
         "grammar_probe": {}, "transfer": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
@@ -57,7 +57,8 @@ PROFILES: dict[str, dict[str, dict]] = {
                                "seq_len": 256, "d_model": 128, "steps": 20000, "warmup_steps": 1000,
                                "batch_size": 64, "lr_steps": 3000, "widths": [64, 128, 256, 512],
                                "width_n_pairs": 64, "distance_gap": [0, 400],
-                               "distance_bins": [0, 4, 8, 16, 32, 64, 128, 256, 512], "seeds": [0, 1, 2, 3, 4]},
+                               "distance_bins": [0, 4, 8, 16, 32, 64, 128, 256, 512], "seeds": [0, 1, 2, 3, 4],
+                               "workers": 1, "device": "cuda"},
     },
 }
 
