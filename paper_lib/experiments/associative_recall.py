@@ -144,9 +144,11 @@ def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
     for name in s.models:
         with torch.device("meta"):
             n = count_params(build(name, s, vocab_size))
-        state = ("grows with T (keys and values of every token)" if name == "transformer" or name.endswith(
-            ("token_attention", "history_attention")) else f"{s.n_layer} x {s.d_model}" if name in (
-            "gru", "spen_selective") else f"{s.n_layer} x {len(s.alphas)} x {s.d_model}")
+        traces = f"{s.n_layer} x {len(s.alphas)} x {s.d_model} fixed traces"
+        state = {"transformer": "every earlier token (keys and values)", "gru": f"{s.n_layer} x {s.d_model} gated",
+                 "spen_selective": traces + " + a learned selective state",
+                 "spen_history_attention": traces + " + every earlier trace bank",
+                 "spen_token_attention": traces + " + every earlier token"}.get(name, traces)
         rows.append({"model": name, "parameters": n, "state": state})
     df = pd.DataFrame(rows)
     if "transformer" in set(df.model):
@@ -387,8 +389,7 @@ def width_paragraph(by_width: pd.DataFrame, s: Settings) -> str:
     parts = []
     for m in s.width_models:
         a, b = _acc(by_width, m, d_model=ws[0])["mean"], _acc(by_width, m, d_model=ws[-1])["mean"]
-        verdict = ("rises with width (a finite capacity)" if b - a > 0.1 else
-                   "stays flat (no gain from a wider state)")
+        verdict = "rises with width (a finite capacity)" if b - a > 0.1 else "does not rise with width"
         parts.append(f"`{m}` {a:.2f} at width {ws[0]} -> {b:.2f} at width {ws[-1]}: {verdict}")
     return (f"At N = {s.width_n_pairs}: " + "; ".join(parts) + ". For SPEN, a wider trace bank that recalls more "
             "means the traces are lossy with a capacity that grows with `S x d_model`, not blind to identity; a "
@@ -403,7 +404,8 @@ def distance_paragraph(by_distance: pd.DataFrame, s: Settings) -> str:
         d = by_distance[by_distance.model == m]
         near = d[d.distance_hi <= horizon].accuracy.mean()
         far = d[d.distance_lo >= horizon].accuracy.mean()
-        parts.append(f"`{m}`: {near:.2f} for distances below {horizon:g} tokens, {far:.2f} beyond")
+        parts.append(f"`{m}`: {near:.2f} for distances below {horizon:g} tokens, "
+                     + (f"{far:.2f} beyond" if far == far else "no answer beyond (gap too short)"))
     return ("; ".join(parts) + f" (chance {1 / s.distance_n_pairs:.2f}). If recall falls to chance beyond "
             "the slowest decay time, the traces forget by design, whatever the reader; if it survives, the key "
             "is carried by something other than the fixed traces (for SPEN, the residual stream cannot carry "
