@@ -56,6 +56,7 @@ from tqdm.auto import tqdm
 from paper_lib.experiments import associative_recall as ar
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -236,4 +237,5 @@ display(Markdown(
     + ("it solves the task, so the comparison with SPEN is informative. " if informative else
        "**below 0.95: the recipe does not let the positive control solve the task, so this run is not informative "
        "about SPEN** (the report says so). ")
-    + f"The notebook took {time.perf_counter() - t_start:.0f} s."))
+    + f"The notebook took {time.perf_counter() - t_start:.0f} s.\n\n"
+    + verdict_for("recall", metrics, profile).markdown(CLAIMS_BY_KEY["recall"])))

@@ -8,7 +8,8 @@ from torch import nn
 
 from paper_lib.data.mqar import MQARTask, sample_mqar
 from paper_lib.experiments import associative_recall as ar
-from paper_lib.models import build_model, count_params
+from paper_lib.models.factory import build_model
+from paper_lib.models.lm import count_params
 
 
 def test_settings_profiles_and_errors():

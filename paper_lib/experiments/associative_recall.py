@@ -26,7 +26,8 @@ import torch
 
 from ..data.mqar import MQARTask, query_accuracy, sample_mqar
 from ..ema import PAPER_ALPHAS
-from ..models import build_model, count_params
+from ..models.factory import build_model
+from ..models.lm import count_params
 from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..predictors import ABLATION_PREDICTORS, CONTROL_PREDICTORS, PAPER_PREDICTORS
