@@ -64,7 +64,7 @@ class Settings:
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
-    steps: int = 1500                       # optimiser steps per training run (the Transformer "clicks" near 1000)
+    steps: int = 2500                       # optimiser steps per run (the Transformer "clicks" after 800 to 1500+)
     batch_size: int = 32                    # sequences per step
     warmup_steps: int = 100                 # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
