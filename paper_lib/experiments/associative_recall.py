@@ -17,7 +17,7 @@ of gaps between pairs and queries and bins its answers by key-query distance.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -83,7 +83,6 @@ class Settings:
     seeds: tuple[int, ...] = (0, 1, 2)
     workers: int = 2                        # training processes at once (one torch thread each)
     device: str = "cpu"                     # where models train ("cuda" at the paper profile)
-    extra: dict = field(default_factory=dict)  # reserved for readers' options (unused by default)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -94,8 +93,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
             or a task that does not fit (more pairs than keys, sequences longer than ``seq_len``).
     """
     s = check_seeds(configure(Settings(), "associative_recall", profile, overrides))
-    bad = sorted(set(s.models) | set(s.width_models) | set(s.distance_models) - set(MODELS))
-    bad = [m for m in bad if m not in MODELS]
+    bad = sorted(m for m in set(s.models) | set(s.width_models) | set(s.distance_models) if m not in MODELS)
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
     if len(s.lrs) < 3 and profile != "smoke":
