@@ -223,6 +223,8 @@ for a in S.alphas:
 ax.axhline(1 / S.distance_n_pairs, color="0.5", lw=1, label=f"1/N = {1 / S.distance_n_pairs:.2f}")
 ax.set(xscale="log", ylim=(0, 1.02), xlabel="key-query distance (tokens, bin centre)", ylabel="query accuracy (test)",
        title=f"SPEN recall against distance, N = {S.distance_n_pairs}, gap {tuple(S.distance_gap)}")
+ax.minorticks_off()
+ax.set_xticks([b for b in S.distance_bins if b > 0], [str(b) for b in S.distance_bins if b > 0])
 legend_outside(ax)
 stamp(fig, profile, len(S.seeds), "95% CI over seeds")
 out.save_figure(fig, "recall_by_distance")
