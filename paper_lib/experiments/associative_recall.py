@@ -366,8 +366,12 @@ def pairs_paragraph(by_pairs: pd.DataFrame, s: Settings, informative: bool) -> s
     falls = [m for m in spen if acc[m][1] < acc["transformer"][1] - 0.2]
     text += (f"The Transformer holds {acc['transformer'][1]:.2f} at N = {hi}. ")
     if spen and len(falls) == len(spen):
-        text += ("Every SPEN that reads only the current trace bank falls far below it as N grows, as the paper's "
-                 "claim predicts: the traces sum the pairs with fixed weights and the readers cannot undo the sum. ")
+        drop = [m for m in spen if acc[m][0] - acc[m][1] > 0.1]
+        text += ("Every SPEN that reads only the current trace bank ends far below it, as the paper's claim predicts"
+                 + (f"; {', '.join(f'`{m}`' for m in drop)} fall(s) with N (a finite capacity)" if drop else "")
+                 + (f"; {', '.join(f'`{m}`' for m in spen if m not in drop)} stay(s) flat near chance from N = {lo} on: "
+                    "at this budget it never binds a key to its value at all, which is stronger than the claim "
+                    "and also consistent with slow learning" if len(drop) < len(spen) else "") + ". ")
     elif spen:
         keep = [m for m in spen if m not in falls]
         text += (f"**Against the claim:** {', '.join(f'`{m}`' for m in keep)} stay(s) within 0.2 of the Transformer at "
