@@ -98,6 +98,9 @@ display(Markdown(
 # | same recipe, SPEN-linear | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 1500 | 0.10 / 0.09 / 0.09 / 0.09 |
 # | same recipe, library loop, seed 1 | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 1500 | 1.00 / 1.00 / 1.00 / 1.00 |
 # | same recipe, library loop, seed 2 | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 1500 | 0.35 / 0.34 / 0.33 / 0.32 |
+# | same recipe, library loop, seed 2 | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 2500 | 1.00 / 1.00 / 1.00 / 1.00 |
+# | same recipe, GRU, seed 0 | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 1500 | 0.07 / 0.06 / 0.06 / 0.06 |
+# | same recipe, SPEN-token_attention, seed 0 | 16 | 64 | 2, 4, 8, 16 | 32 | 3e-3 (100) | 1500 | 0.07 / 0.06 / 0.06 / 0.06 |
 #
 # Key-then-value pairs need two composed hops (a previous-token step that binds each value to
 # its key, then the lookup); at our budget the Transformer never formed that circuit. With one
