@@ -23,6 +23,10 @@ REQUIRED_METRICS = {
                       "transformer_ood_ppl", "spen_tokens_per_s", "transformer_tokens_per_s"],
     "04_predictor_ablation": ["loss_linear", "loss_linear_attention", "loss_softmax_attention",
                               "loss_history_attention", "loss_selective", "loss_token_attention"],
+    "05_associative_recall": ["recall_acc_spen_linear", "recall_acc_spen_linear_attention",
+                              "recall_acc_spen_softmax_attention", "recall_acc_spen_history_attention",
+                              "recall_acc_spen_selective", "recall_acc_spen_token_attention",
+                              "recall_acc_transformer", "recall_acc_gru"],
 }
 SMOKE_BUDGET_S = 120  # seconds per notebook at the smoke profile (issue: "under 2 minutes")
 

@@ -88,8 +88,10 @@ def test_recall_rule_and_its_positive_control():
     weak_control = {**m, "recall_acc_transformer_64": _s(0.6)}
     v = verdict_for("recall", weak_control, "cpu")
     assert v.holds == "not informative at this budget" and "0.60 < 0.95 at N=64" in v.reason
-    flat = {**m, "recall_acc_spen_64": _s(0.9)}
-    assert verdict_for("recall", flat, "cpu").holds == "no"
+    at_chance = {**m, "recall_acc_spen_4": _s(0.08)}                    # flat at chance: cannot bind at all
+    assert verdict_for("recall", at_chance, "cpu").holds == "yes"
+    as_good = {**m, "recall_acc_spen_64": _s(0.995), "recall_acc_spen_4": _s(1.0)}
+    assert verdict_for("recall", as_good, "cpu").holds == "no"
     with pytest.raises(ValueError, match="unknown claim 'nope'; known: within_A"):
         verdict_for("nope", m, "cpu")
 
