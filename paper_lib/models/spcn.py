@@ -187,17 +187,25 @@ class SPCN:
 
     # ------------------------------------------------------------------ learning
     @torch.no_grad()
-    def fit(self, sentences: Sequence[Sequence[str]], progress: bool = False) -> "SPCN":
+    def fit(self, sentences: Sequence[Sequence[str]], progress: bool = False,
+            n_levels: int | None = None) -> "SPCN":
         """Learn the predictive weights, level by level, from sentences alone (no labels).
 
         Each level predicts its own next column activity from its traces; the rule
         (``cfg.rule``) updates ``P^l`` per minibatch of ``batch_size`` sentences for ``epochs``
         passes, in an order fixed by ``cfg.seed``. ``rule="none"`` leaves the weights at zero.
+        ``n_levels`` learns only the first levels (default all; the others keep their init).
         Returns ``self``.
+
+        Raises:
+            ValueError: ``n_levels`` outside ``1..cfg.n_levels``.
         """
         cfg = self.cfg
+        n_fit = cfg.n_levels if n_levels is None else int(n_levels)
+        if not 1 <= n_fit <= cfg.n_levels:
+            raise ValueError(f"n_levels must lie in 1..{cfg.n_levels}, got {n_levels}")
         order_rng = np.random.default_rng(_hash_seed("order", cfg.seed) % (2**63))
-        for l in range(cfg.n_levels):
+        for l in range(n_fit):
             rule = make_rule(cfg.rule, cfg.n_units, lr=cfg.lr,
                              **({"beta": cfg.beta} if cfg.rule == "pghu" else {}))
             if rule is None:
