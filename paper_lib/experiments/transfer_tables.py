@@ -232,7 +232,3 @@ def rule_table(per_seed: pd.DataFrame, rules: Sequence[str]) -> pd.DataFrame:
                          "diff": v["diff"] if v else 0.0})
     return pd.DataFrame(rows)
 
-
-def summary(values) -> dict:
-    """:func:`mean_ci95` of ``values`` (re-exported for the notebook)."""
-    return mean_ci95(values)
