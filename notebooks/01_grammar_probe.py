@@ -133,8 +133,8 @@ display(Markdown(
 
 # %%
 rules = list(settings.rules)
-keys = (["spcn_level1_floor"] + [f"spcn_{r}" for r in rules] + [f"spcn_err_{r}" for r in rules]
-        + ["spcn_backprop"] + [f"spcn_err_{r}_level2" for r in rules] + ["spcn_backprop_level2", "bigru"])
+keys = (["spcn_level1_floor", "spcn_probe", "spcn_untrained", f"spcn_err_{settings.spcn.rule}", "spcn_backprop"]
+        + [f"spcn_err_{r}_level2" for r in rules] + ["spcn_backprop_level2", "bigru"])
 sources = summary_table(per_seed, keys)
 out.save_table(sources.drop(columns="key"), "accuracy_sources")
 display(sources.drop(columns="key"))
@@ -160,8 +160,8 @@ fig.tight_layout()
 out.save_figure(fig, "accuracy_sources")
 plt.show()
 main = settings.spcn.rule
-learned = [paired(f"spcn_err_{r}", "spcn_level1_floor") for r in rules if r != "none"] + [
-    paired("spcn_backprop", "spcn_level1_floor")]
+learned = [paired(f"spcn_err_{main}", "spcn_level1_floor"), paired("spcn_backprop", "spcn_level1_floor")] + [
+    paired(f"spcn_err_{r}_level2", "spcn_err_none_level2") for r in rules if r != "none"]
 display(Markdown(
     f"**Floor (no learning):** the probe on level 1's traces of the random word codes reads "
     f"{format_mean_ci(acc['spcn_level1_floor'])}. The paper-style SPCN ({main}) reads {format_mean_ci(acc['spcn_probe'])}: "
@@ -282,8 +282,7 @@ metric_keys = {"spcn_probe_acc_A": "spcn_probe", "spcn_labelfree_acc_A": "spcn_l
                "bigru_acc_A": "bigru", "spcn_over_bigru_A": "spcn_over_bigru",
                "spcn_level1_floor_acc_A": "spcn_level1_floor", "spcn_learned_feat_acc_A": "spcn_learned_feat",
                "spcn_backprop_acc_A": "spcn_backprop", "spcn_backprop_level2_acc_A": "spcn_backprop_level2",
-               **{f"spcn_{r}_acc_A": f"spcn_{r}" for r in rules},
-               **{f"spcn_err_{r}_acc_A": f"spcn_err_{r}" for r in rules},
+               f"spcn_err_{main}_acc_A": f"spcn_err_{main}",
                **{f"spcn_err_{r}_level2_acc_A": f"spcn_err_{r}_level2" for r in rules}}
 out.write_metrics({m: per_seed[k].tolist() for m, k in metric_keys.items() if k in per_seed})
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s."))

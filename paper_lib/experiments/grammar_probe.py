@@ -12,7 +12,7 @@ linear probe and a label-free clustering, and separates three sources of accurac
 - the **label-free ceiling**: the same wiring trained by backpropagation on the same
   next-activity objective.
 
-It also probes the paper-style SPCN (``[h, P h]`` features) per rule and trains the supervised
+It also probes the paper-style SPCN (``[h, P h]`` features) and its untrained copy and trains the supervised
 BiGRU. The notebook ``01_grammar_probe`` loops it over seeds. Our design: the paper is silent
 on the protocol beyond "train on A, test on held-out A".
 """
@@ -104,7 +104,8 @@ def readout_name(key: str) -> str:
 
 
 def _spcn_readouts(settings: Settings, seed: int, train, test, progress: bool) -> tuple[dict, SPCN, SPCN]:
-    """Paper-style SPCN per rule, its label-free readouts, and the untrained copy."""
+    """Paper-style SPCN, its label-free readouts, the untrained copy (= rule "none"; notebook 02
+    compares the rules on this SPCN) and the level-1 floor."""
     y_tr, preds = train.flat_roles(), {}
     probe = lambda X: fit_linear_probe(X, y_tr, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)  # noqa: E731
     spcn = SPCN(replace(settings.spcn, seed=seed)).fit(train.sentences, progress=progress)
@@ -117,28 +118,25 @@ def _spcn_readouts(settings: Settings, seed: int, train, test, progress: bool) -
                                     ("spcn_hungarian", "hungarian", N_ROLES)):
                 readout = fit_cluster_readout(X_tr, y_tr, n_clusters=k, n_roles=N_ROLES, mapping=mapping, seed=seed)
                 preds[key] = readout.predict(X_te)
-    for rule in settings.rules:
-        if rule == settings.spcn.rule or rule == "none":     # "none" is the untrained copy (weights at zero)
-            preds[f"spcn_{rule}"] = preds["spcn_probe" if rule == settings.spcn.rule else "spcn_untrained"]
-            continue
-        m = SPCN(replace(settings.spcn, seed=seed, rule=rule)).fit(train.sentences)
-        preds[f"spcn_{rule}"] = probe(m.token_features(train.sentences)).predict(m.token_features(test.sentences))
     preds["spcn_level1_floor"] = probe(level1_traces(spcn, train.sentences)).predict(level1_traces(spcn, test.sentences))
     return preds, spcn, untrained
 
 
 def _learning_readouts(settings: Settings, seed: int, train, test, progress: bool) -> tuple[dict, list[float]]:
-    """Error-driven SPCN per rule and its backprop ceiling, each probed on levels 1 + 2 and on level 2."""
+    """Error-driven SPCN per rule (level 2 alone; levels 1 + 2 for the main rule) and its backprop
+    ceiling (both ways)."""
     y_tr, preds = train.flat_roles(), {}
     probe = lambda X: fit_linear_probe(X, y_tr, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)  # noqa: E731
     models = {f"spcn_err_{rule}": ErrorSPCN(replace(settings.spcn, seed=seed, rule=rule)).fit(train.sentences)
               for rule in settings.rules}
     bp = BackpropSPCN(replace(settings.spcn, seed=seed), settings.backprop).fit(train.sentences, progress=progress)
     models["spcn_backprop"] = bp
+    main = f"spcn_err_{settings.spcn.rule}"
     for key, m in models.items():
         for part, suffix in (("both", ""), ("level2", "_level2")):
+            if part == "both" and key not in (main, "spcn_backprop"):
+                continue                                  # levels 1 + 2 only where the metrics need it (budget)
             preds[key + suffix] = probe(m.token_features(train.sentences, part)).predict(m.token_features(test.sentences, part))
-    main = f"spcn_err_{settings.spcn.rule}"
     if main in preds:
         preds["spcn_learned_feat"] = preds[main]
     return preds, bp.history
