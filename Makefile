@@ -36,8 +36,16 @@ venv: $(VENV)/.installed  ## create .venv and install paper_lib with its depende
 check-profile: | venv
 	@$(PY) -m paper_lib.pipeline.profiles $(PROFILE)
 
-# One target per notebook; it reruns only when its source or paper_lib changed.
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py $(LIB) | venv check-profile
+# One target per notebook; it reruns only when its source or a paper_lib module it imports
+# (directly or through other modules: paper_lib.pipeline.deps reads them with ast) changed.
+build/deps/%.mk: notebooks/%.py $(LIB)
+	@mkdir -p $(@D)
+	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps $<)" > $@
+ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+-include $(NOTEBOOKS:%=build/deps/%.mk)
+endif
+
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv check-profile
 	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`

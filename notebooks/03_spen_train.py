@@ -44,7 +44,7 @@ from IPython.display import Markdown, display
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.evaluate import measure_throughput
 from paper_lib.experiments.spen_train import settings_for
-from paper_lib.models import build_model, sizes_for
+from paper_lib.models.factory import build_model, sizes_for
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import mean_ci95

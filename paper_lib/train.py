@@ -38,7 +38,8 @@ from torch import nn
 
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from .evaluate import evaluate
-from .models import build_model, count_params, sizes_for
+from .models.factory import build_model, sizes_for
+from .models.lm import count_params
 from .pipeline.atomic import atomic_path
 
 

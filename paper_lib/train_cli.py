@@ -20,7 +20,8 @@ from .data.corpus import CorpusNeedsNetworkError
 from .data.lm_data import prepare_data
 from .evaluate import evaluate
 from .experiments.spen_train import settings_for
-from .models import build_model, count_params, sizes_for
+from .models.factory import build_model, sizes_for
+from .models.lm import count_params
 from .pipeline.atomic import write_json, write_text
 from .train import _dist, train, train_config
 

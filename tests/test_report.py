@@ -1,50 +1,108 @@
-"""The reproduction report from small fixture metrics: a claim that holds, one that fails,
-one whose notebook has not run yet."""
+"""The reproduction report from small fixture metrics: each verdict reachable, one rule per claim."""
 from __future__ import annotations
 
 import json
 
-from paper_lib.pipeline.report import claims_table, render, update_readme, write_report
+import pytest
+
+from paper_lib.pipeline.report import (
+    CLAIMS_BY_KEY,
+    claims_table,
+    decide,
+    render,
+    update_readme,
+    verdict_for,
+    write_report,
+)
 
 
-def _metrics(folder, notebook, **values):
+def _metrics(folder, notebook, profile="cpu", n=5, **values):
     (folder / notebook).mkdir(parents=True)
-    doc = {"profile": "cpu", "notebook": notebook, "git_commit": "abc",
-           "metrics": {k: {"mean": v[0], "ci95": v[1], "n": 5} for k, v in values.items()}}
+    doc = {"profile": profile, "notebook": notebook, "git_commit": "abc",
+           "metrics": {k: {"mean": v[0], "ci95": v[1], "n": n} for k, v in values.items()}}
     (folder / notebook / "metrics.json").write_text(json.dumps(doc))
+
+
+def _s(mean, ci=0.01, n=5):
+    return {"mean": mean, "ci95": ci, "n": n}
 
 
 def test_report_holds_fails_and_missing(tmp_path):
     figures = tmp_path / "figures"
-    _metrics(figures, "01_grammar_probe", spcn_probe_acc_A=(0.95, 0.01), spcn_over_bigru_A=(0.80, 0.02))
+    _metrics(figures, "01_grammar_probe", spcn_probe_acc_A=(0.95, 0.01), spcn_over_bigru_A=(0.80, 0.02),
+             spcn_untrained_acc_A=(0.95, 0.01))
     _metrics(figures, "02_transfer", spcn_struct_acc_B=(0.90, 0.01), bigru_struct_acc_B=(0.70, 0.02),
              bigru_lexical_acc_A=(0.60, 0.2), spcn_lexical_acc_A=(0.55, 0.2))
     table = claims_table(figures).set_index("claim")
     holds = table["holds"]
-    assert holds["SPCN role accuracy within Grammar A (zero labels, probe)"] == "yes"    # |0.95 - 0.96| <= 0.03
-    assert holds["SPCN reaches 96% of the supervised BiGRU within A"] == "no"          # 0.80 < 0.85
+    within = "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU"
+    assert holds[within] == "yes"                                                     # |0.95 - 0.96| <= 0.03
+    assert table.loc[within, "distance"] == "-0.010"
     assert holds["SPCN beats the BiGRU on structure-dependent roles (on B)"] == "yes"  # CIs apart
     assert holds["BiGRU far ahead on content-dependent roles (within A)"] == "partly"  # ahead, CIs overlap
     assert holds["SPCN transfers A -> B (unseen vocabulary)"] == "metric missing: spcn_acc_B"
     assert holds["EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)"] == "not run yet"
-    assert holds[
-        "Predictor ablation: linear, linear attention, softmax attention give the same loss"] == "not run yet"
-    assert "0.95 ± 0.01 (cpu, n=5)" in table.loc["SPCN role accuracy within Grammar A (zero labels, probe)", "ours"]
+    assert "SPCN probe accuracy on A 0.95 ± 0.01" in table.loc[within, "ours"]
     md = render(claims_table(figures), "cpu")
-    for line in md.splitlines():  # every table row has the same 6 cells (no stray "|")
+    for line in md.splitlines():  # every table row has the same 8 cells (no stray "|")
         if line.startswith("| ") and "---" not in line:
-            assert line.replace("\\|", "").count("|") == 7, line
-    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 2" in md
+            assert line.replace("\\|", "").count("|") == 9, line
+    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 3" in md
+
+
+def test_one_seed_and_smoke_are_undetermined():
+    claim = CLAIMS_BY_KEY["within_A"]
+    m = {"spcn_probe_acc_A": _s(0.96, float("nan"), 1), "spcn_over_bigru_A": _s(1.0, float("nan"), 1),
+         "spcn_untrained_acc_A": _s(0.9, float("nan"), 1)}
+    assert decide(claim, m, "cpu").holds == "undetermined" and "n=1" in decide(claim, m, "cpu").reason
+    m5 = {k: _s(v["mean"]) for k, v in m.items()}
+    assert decide(claim, m5, "smoke").holds == "undetermined"
+    assert decide(claim, m5, "cpu").holds == "yes"
+
+
+def test_perplexity_gap_not_informative_near_unigram():
+    near = {"ppl_ratio": _s(0.7), "spen_val_ppl": _s(705.0), "transformer_val_ppl": _s(1030.0),
+            "unigram_val_loss": _s(7.30), "spen_val_loss": _s(6.56), "transformer_val_loss": _s(6.94)}
+    v = verdict_for("ppl_gap", near, "cpu")
+    assert v.holds == "not informative at this budget"
+    assert "not 1 nat below the unigram loss 7.30: spen 6.56, transformer 6.94" in v.reason
+    learned = {**near, "spen_val_loss": _s(4.55), "transformer_val_loss": _s(5.14), "ppl_ratio": _s(0.55)}
+    assert verdict_for("ppl_gap", learned, "cpu").holds == "no"                          # informative, ratio < 1.5
+
+
+def test_ablation_needs_an_unbounded_reader_to_win():
+    tie = {"loss_linear": _s(6.65), "loss_linear_attention": _s(6.59), "loss_softmax_attention": _s(6.59),
+           "loss_token_attention": _s(6.60), "loss_history_attention": _s(6.62), "loss_transformer": _s(6.9)}
+    v = verdict_for("ablation", tie, "cpu")
+    assert v.holds == "not informative at this budget" and "no unbounded reader beats" in v.reason
+    power = {**tie, "loss_token_attention": _s(5.9)}
+    assert verdict_for("ablation", power, "cpu").holds == "yes"                          # spread 0.9% <= 2%
+    assert verdict_for("ablation", {**power, "loss_linear": _s(6.95)}, "cpu").holds == "no"      # spread 5.4%
+    assert verdict_for("ablation", {**power, "loss_linear": _s(6.85)}, "cpu").holds == "partly"  # spread 3.9%
+
+
+def test_recall_rule_and_its_positive_control():
+    m = {"recall_acc_spen_4": _s(0.9), "recall_acc_spen_64": _s(0.2), "recall_acc_transformer_4": _s(1.0),
+         "recall_acc_transformer_64": _s(0.99)}
+    assert verdict_for("recall", m, "cpu").holds == "yes"
+    weak_control = {**m, "recall_acc_transformer_64": _s(0.6)}
+    v = verdict_for("recall", weak_control, "cpu")
+    assert v.holds == "not informative at this budget" and "0.60 < 0.95 at N=64" in v.reason
+    flat = {**m, "recall_acc_spen_64": _s(0.9)}
+    assert verdict_for("recall", flat, "cpu").holds == "no"
+    with pytest.raises(ValueError, match="unknown claim 'nope'; known: within_A"):
+        verdict_for("nope", m, "cpu")
 
 
 def test_write_report_and_readme_markers(tmp_path):
     (tmp_path / "README.md").write_text("intro\n<!-- report:start -->\nold\n<!-- report:end -->\nrest\n")
     _metrics(tmp_path / "figures", "03_spen_train", ppl_ratio=(8.1, 0.5), spen_val_ppl=(300.0, 10.0),
-             transformer_val_ppl=(37.0, 2.0))
+             transformer_val_ppl=(37.0, 2.0), unigram_val_loss=(7.3, 0.01), spen_val_loss=(5.7, 0.02),
+             transformer_val_loss=(3.6, 0.05))
     path = write_report("cpu", root=tmp_path)
     assert path == tmp_path / "figures" / "REPORT.md"
     readme = (tmp_path / "README.md").read_text()
     assert "\nold\n" not in readme and readme.startswith("intro\n") and readme.endswith("rest\n")
     row = next(line for line in readme.splitlines() if "perplexity gap" in line)
-    assert "8.1 ± 0.5" in row and row.rstrip("| ").endswith("yes")
+    assert "8.1 ± 0.5" in row and "SPEN perplexity 300 ± 10" in row and row.rstrip("| ").endswith("yes")
     assert update_readme(tmp_path / "nope.md", claims_table(tmp_path / "figures")) is False

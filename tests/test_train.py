@@ -9,7 +9,7 @@ import torch
 import torch.multiprocessing as mp
 
 from paper_lib.evaluate import evaluate
-from paper_lib.models import build_model
+from paper_lib.models.factory import build_model
 from paper_lib.train import TrainConfig, get_batch, lr_at, train
 
 SIZES = dict(vocab_size=64, n_layer=2, d_model=32, n_head=2, d_bottleneck=16, d_ff=64, block_size=64)

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..models import SPEN, build_model, count_params, sizes_for
+from ..models.factory import build_model, sizes_for
+from ..models.lm import count_params
+from ..models.spen import SPEN
 from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import mean_ci95
 from ..predictors import ABLATION_PREDICTORS, CONTROL_PREDICTORS, PAPER_PREDICTORS, PREDICTORS, build_predictor

@@ -1,109 +1,301 @@
-"""The reproduction report: one row per claim of the paper, checked against our metrics.
+"""The reproduction report: one row per claim of the paper, each decided by ONE rule that can fail.
 
-``python -m paper_lib.report --profile cpu`` (the last step of ``make all``) reads every
-notebook's ``metrics.json`` and writes ``REPORT.md`` beside them (``figures/REPORT.md``, or
-``build/smoke/figures/REPORT.md`` at smoke); at ``cpu`` it also refreshes the table in
-``README.md`` between the ``report:start``/``report:end`` markers. A claim whose notebook has
-not run yet is reported as missing, not as a failure. Whether a claim holds here is decided
-by the ``rule`` written beside it below (our design: the paper states no tolerances).
+``python -m paper_lib.pipeline.report --profile cpu`` (the last step of ``make all``) reads every
+notebook's ``metrics.json`` and writes ``REPORT.md`` beside them; at ``cpu`` it also refreshes
+the table in ``README.md`` between the ``report:start``/``report:end`` markers. The notebooks
+print the same verdict through :func:`verdict_for`, so a notebook and the report cannot disagree.
+
+A claim is decided in this order (our design: the paper states no tolerances):
+
+1. ``not run yet`` / ``metric missing``: its notebook or a metric is absent;
+2. ``undetermined``: fewer than 2 seeds (no interval) or a smoke run (plumbing, not evidence);
+3. ``not informative at this budget``: the claim's *control* did not differ as it must for the
+   experiment to have power (e.g. both language models near the unigram loss, a positive control
+   that fails the task); the reason names the numbers;
+4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it below.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
 from .atomic import write_text
 from .profiles import check_profile
 from .provenance import REPO_ROOT, output_dir
+from .stats import mean_ci95
 
-Metrics = dict[str, dict[str, float]]  # NAME -> {"mean", "ci95", "n"}
+Metrics = Mapping[str, Mapping[str, float]]  # NAME -> {"mean", "ci95", "n"}
+Rule = Callable[[Metrics], tuple[str, str]]   # -> (verdict, reason)
+Gate = Callable[[Metrics], str | None]         # -> reason the experiment has no power, or None
 
 
-def _ci(m: dict[str, float]) -> float:
-    c = m.get("ci95")
+def _m(m: Metrics, name: str) -> float:
+    return float(m[name]["mean"])
+
+
+def _ci(m: Metrics, name: str) -> float:
+    c = m[name].get("ci95")
     return 0.0 if c is None or (isinstance(c, float) and math.isnan(c)) else float(c)
 
 
-def _near(name: str, paper: float, yes: float, partly: float) -> Callable[[Metrics], str]:
-    def rule(m: Metrics) -> str:
-        d = abs(m[name]["mean"] - paper)
-        return "yes" if d <= yes else "partly" if d <= partly else "no"
+# --------------------------------------------------------------------------- rules
+
+def near(name: str, paper: float, yes: float, partly: float) -> Rule:
+    """yes if |ours - paper| <= yes; partly if <= partly; else no (the reason says which side)."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, name) - paper
+        word = "yes" if abs(d) <= yes else "partly" if abs(d) <= partly else "no"
+        return word, f"ours {'above' if d > 0 else 'below'} the paper by {abs(d):.3f}"
     rule.__doc__ = f"yes if ours is within {yes:g} of {paper:g}; partly if within {partly:g}; else no"
     return rule
 
 
-def _at_least(name: str, yes: float, partly: float) -> Callable[[Metrics], str]:
-    def rule(m: Metrics) -> str:
-        v = m[name]["mean"]
-        return "yes" if v >= yes else "partly" if v >= partly else "no"
-    rule.__doc__ = f"yes if ours >= {yes:g}; partly if >= {partly:g}; else no"
+def at_least(name: str, yes: float, partly: float) -> Rule:
+    """yes if ours >= yes; partly if >= partly; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        v = _m(m, name)
+        return ("yes" if v >= yes else "partly" if v >= partly else "no"), f"{name} = {v:.3g}"
+    rule.__doc__ = f"yes if {name} >= {yes:g}; partly if >= {partly:g}; else no"
     return rule
 
 
-def _beats(a: str, b: str, margin: float = 0.0) -> Callable[[Metrics], str]:
-    def rule(m: Metrics) -> str:
-        lo_a, hi_b = m[a]["mean"] - _ci(m[a]), m[b]["mean"] + _ci(m[b])
-        if m[a]["mean"] - m[b]["mean"] >= margin and lo_a > hi_b:
-            return "yes"
-        return "partly" if m[a]["mean"] > m[b]["mean"] else "no"
+def beats(a: str, b: str, margin: float = 0.0) -> Rule:
+    """yes if ``a`` beats ``b`` (by ``margin``) with 95% CIs apart; partly if ahead; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, a) - _m(m, b)
+        apart = _m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b)
+        word = "yes" if d >= margin and apart else "partly" if d > 0 else "no"
+        return word, f"{a} - {b} = {d:+.3f} ({'CIs apart' if apart else 'CIs overlap'})"
     extra = f" by >= {margin:g}" if margin else ""
-    rule.__doc__ = (f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if ahead with CIs "
-                    "overlapping; else no")
+    rule.__doc__ = f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if ahead with CIs overlapping; else no"
     return rule
 
 
-def _spread(names: list[str], yes: float, partly: float) -> Callable[[Metrics], str]:
-    def rule(m: Metrics) -> str:
-        v = [m[n]["mean"] for n in names]
+def spread(names: Iterable[str], yes: float, partly: float) -> Rule:
+    """yes if (max - min) / min of the values <= yes; partly if <= partly; else no."""
+    names = tuple(names)
+
+    def rule(m: Metrics) -> tuple[str, str]:
+        v = [_m(m, n) for n in names]
         rel = (max(v) - min(v)) / min(v)
-        return "yes" if rel <= yes else "partly" if rel <= partly else "no"
+        return ("yes" if rel <= yes else "partly" if rel <= partly else "no"), f"spread {rel:.1%}"
     rule.__doc__ = f"yes if (max - min) / min of the losses <= {yes:.0%}; partly if <= {partly:.0%}; else no"
     return rule
 
 
+def recall_falls(prefix_weak: str, prefix_strong: str) -> Rule:
+    """yes if the weak model's recall at the largest N is below its recall at the smallest N and
+    below the strong model's at the largest N, both with CIs apart; partly if below without
+    CIs apart; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        ns = _sizes(m, prefix_weak)
+        lo, hi = f"{prefix_weak}{ns[0]}", f"{prefix_weak}{ns[-1]}"
+        strong = f"{prefix_strong}{ns[-1]}"
+        falls = _m(m, hi) + _ci(m, hi) < _m(m, lo) - _ci(m, lo)
+        below = _m(m, hi) + _ci(m, hi) < _m(m, strong) - _ci(m, strong)
+        word = "yes" if falls and below else "partly" if _m(m, hi) < min(_m(m, lo), _m(m, strong)) else "no"
+        return word, (f"SPEN {_m(m, lo):.2f} at N={ns[0]} -> {_m(m, hi):.2f} at N={ns[-1]}; "
+                      f"Transformer {_m(m, strong):.2f} at N={ns[-1]}")
+    rule.__doc__ = ("yes if SPEN's recall at the largest N is below its recall at the smallest N and below the "
+                    "Transformer's at the largest N, CIs apart; partly if below without CIs apart; else no")
+    return rule
+
+
+def _sizes(m: Metrics, prefix: str) -> list[int]:
+    return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
+
+
+# --------------------------------------------------------------------------- gates (power)
+
+def past_unigram(models: Iterable[str], by: float = 1.0) -> Gate:
+    """Informative only if every ``<model>_val_loss`` is at least ``by`` nats below ``unigram_val_loss``."""
+    models = tuple(models)
+
+    def gate(m: Metrics) -> str | None:
+        if "unigram_val_loss" not in m:
+            return "no unigram reference computed"
+        u = _m(m, "unigram_val_loss")
+        short = [f"{k} {_m(m, f'{k}_val_loss'):.2f}" for k in models
+                 if f"{k}_val_loss" in m and _m(m, f"{k}_val_loss") > u - by]
+        missing = [k for k in models if f"{k}_val_loss" not in m]
+        if missing:
+            return f"missing {', '.join(k + '_val_loss' for k in missing)}"
+        return f"not {by:g} nat below the unigram loss {u:.2f}: {', '.join(short)}" if short else None
+    return gate
+
+
+def unbounded_beats_bounded(bounded: Iterable[str], unbounded: Iterable[str]) -> Gate:
+    """Informative only if some reader that can see the past beats every trace-bounded reader
+    with 95% CIs apart (the positive control of the ablation)."""
+    bounded, unbounded = tuple(bounded), tuple(unbounded)
+
+    def gate(m: Metrics) -> str | None:
+        best_b = min(_m(m, b) - _ci(m, b) for b in bounded if b in m)
+        winners = [u for u in unbounded if u in m and _m(m, u) + _ci(m, u) < best_b]
+        if winners:
+            return None
+        seen = ", ".join(f"{u} {_m(m, u):.2f}" for u in unbounded if u in m) or "none run"
+        return f"no unbounded reader beats the bounded ones with CIs apart (best bounded {best_b:.2f}; {seen})"
+    return gate
+
+
+def solves(name_prefix: str, threshold: float) -> Gate:
+    """Informative only if the positive control reaches ``threshold`` at its largest N."""
+    def gate(m: Metrics) -> str | None:
+        ns = _sizes(m, name_prefix)
+        if not ns:
+            return f"no {name_prefix}<N> metric"
+        v = _m(m, f"{name_prefix}{ns[-1]}")
+        return None if v >= threshold else f"the Transformer reaches {v:.2f} < {threshold:g} at N={ns[-1]}: the recipe fails"
+    return gate
+
+
+# --------------------------------------------------------------------------- the claims
+
 @dataclass(frozen=True)
 class Claim:
-    """One claim of the paper (the numbers it reports) and how we check it."""
+    """One claim of the paper (the numbers it reports) and how we decide it.
 
+    Attributes:
+        key: a short id, for :func:`verdict_for` (``"ablation"``).
+        claim: the claim in words. paper: the paper's number or relation, as text.
+        paper_value: the paper's number where there is one (for the "distance" column).
+        notebook: the notebook whose ``metrics.json`` holds the metrics.
+        metrics: metric names the rule needs (all must exist); shown in the "ours" column.
+        rule: -> (yes | partly | no, reason). gate: -> reason the experiment has no power, or None.
+        prefixes: extra metric-name prefixes to show (families such as ``recall_acc_spen_<N>``).
+        figure: a file under ``figures/<notebook>/`` to link.
+    """
+
+    key: str
     claim: str
     paper: str
+    paper_value: float | None
     notebook: str
-    metrics: tuple[str, ...]       # shown in the "ours" column; all must exist for the rule
-    rule: Callable[[Metrics], str]
-    figure: str = ""               # a file under figures/<notebook>/ to link, if it exists
+    metrics: tuple[str, ...]
+    rule: Rule
+    gate: Gate | None = None
+    prefixes: tuple[str, ...] = ()
+    figure: str = ""
 
+
+BOUNDED = ("loss_linear", "loss_linear_attention", "loss_softmax_attention")
+UNBOUNDED = ("loss_token_attention", "loss_history_attention", "loss_selective", "loss_transformer")
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim("SPCN role accuracy within Grammar A (zero labels, probe)", "0.960", "01_grammar_probe",
-          ("spcn_probe_acc_A",), _near("spcn_probe_acc_A", 0.960, 0.03, 0.08), "table1.md"),
-    Claim("SPCN reaches 96% of the supervised BiGRU within A", "0.96", "01_grammar_probe",
-          ("spcn_over_bigru_A",), _at_least("spcn_over_bigru_A", 0.93, 0.85), "table1.md"),
-    Claim("SPCN transfers A -> B (unseen vocabulary)", "0.618", "02_transfer",
-          ("spcn_acc_B",), _near("spcn_acc_B", 0.618, 0.10, 0.20), "table2.md"),
-    Claim("SPCN on deep-embedded roles (depth >= 2)", "0.84", "02_transfer",
-          ("spcn_deep_acc_A",), _near("spcn_deep_acc_A", 0.84, 0.05, 0.12), "accuracy_by_depth.png"),
-    Claim("SPCN beats the BiGRU on structure-dependent roles (on B)", "SPCN > BiGRU", "02_transfer",
-          ("spcn_struct_acc_B", "bigru_struct_acc_B"), _beats("spcn_struct_acc_B", "bigru_struct_acc_B"),
-          "role_groups.md"),
-    Claim("BiGRU far ahead on content-dependent roles (within A)", "BiGRU >> SPCN", "02_transfer",
-          ("bigru_lexical_acc_A", "spcn_lexical_acc_A"),
-          _beats("bigru_lexical_acc_A", "spcn_lexical_acc_A", margin=0.10), "role_groups.md"),
-    Claim("EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)", "~7.9x", "03_spen_train",
-          ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), _at_least("ppl_ratio", 3.9, 1.5),
-          "table3_perplexity.md"),
-    Claim("Predictor ablation: linear, linear attention, softmax attention give the same loss",
-          "7.60 nats, all three", "04_predictor_ablation",
-          ("loss_linear", "loss_linear_attention", "loss_softmax_attention"),
-          _spread(["loss_linear", "loss_linear_attention", "loss_softmax_attention"], 0.02, 0.05),
-          "table4_ablation.md"),
+    Claim("within_A", "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU",
+          "0.960", 0.960, "01_grammar_probe", ("spcn_probe_acc_A", "spcn_over_bigru_A", "spcn_untrained_acc_A"),
+          near("spcn_probe_acc_A", 0.960, 0.03, 0.08), figure="table1.md"),
+    Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary)", "0.618", 0.618, "02_transfer",
+          ("spcn_acc_B",), near("spcn_acc_B", 0.618, 0.10, 0.20),
+          prefixes=("spcn_function_acc_B", "spcn_content_acc_B"), figure="table2.md"),
+    Claim("deep", "SPCN on deep-embedded roles (depth >= 2)", "0.84", 0.84, "02_transfer",
+          ("spcn_deep_acc_A",), near("spcn_deep_acc_A", 0.84, 0.05, 0.12), figure="accuracy_by_depth.png"),
+    Claim("structure", "SPCN beats the BiGRU on structure-dependent roles (on B)", "SPCN > BiGRU", None,
+          "02_transfer", ("spcn_struct_acc_B", "bigru_struct_acc_B"), beats("spcn_struct_acc_B", "bigru_struct_acc_B"),
+          prefixes=("gru_causal_struct_acc_B", "bigru_nounk_struct_acc_B", "spcn_bidir_struct_acc_B"),
+          figure="role_groups.md"),
+    Claim("content", "BiGRU far ahead on content-dependent roles (within A)", "BiGRU >> SPCN", None, "02_transfer",
+          ("bigru_lexical_acc_A", "spcn_lexical_acc_A"), beats("bigru_lexical_acc_A", "spcn_lexical_acc_A", margin=0.10),
+          figure="role_groups.md"),
+    Claim("ppl_gap", "EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)", "~7.9x", 260 / 33, "03_spen_train",
+          ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), at_least("ppl_ratio", 3.9, 1.5),
+          gate=past_unigram(("spen", "transformer")), figure="table3_perplexity.md"),
+    Claim("ablation", "Predictor ablation: linear, linear attention, softmax attention give the same loss",
+          "7.60 nats, all three", 7.60, "04_predictor_ablation", BOUNDED, spread(BOUNDED, 0.02, 0.05),
+          gate=unbounded_beats_bounded(BOUNDED, UNBOUNDED), prefixes=UNBOUNDED, figure="table4_ablation.md"),
+    Claim("recall", "Fixed traces lose token identity: SPEN's recall falls with N while attention's does not",
+          "beyond the paper", None, "05_associative_recall", (),
+          recall_falls("recall_acc_spen_", "recall_acc_transformer_"),
+          gate=solves("recall_acc_transformer_", 0.95), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
+          figure="recall_by_pairs.png"),
 )
+CLAIMS_BY_KEY = {c.key: c for c in CLAIMS}
 
+METRIC_LABELS: dict[str, str] = {
+    "spcn_probe_acc_A": "SPCN probe accuracy on A", "spcn_over_bigru_A": "SPCN / BiGRU on A",
+    "spcn_untrained_acc_A": "untrained SPCN on A", "spcn_acc_B": "SPCN accuracy on B",
+    "spcn_function_acc_B": "function words on B", "spcn_content_acc_B": "content words on B",
+    "spcn_deep_acc_A": "SPCN at depth >= 2 on A", "spcn_struct_acc_B": "SPCN structural roles on B",
+    "bigru_struct_acc_B": "BiGRU structural roles on B", "gru_causal_struct_acc_B": "causal GRU structural roles on B",
+    "bigru_nounk_struct_acc_B": "BiGRU without <unk> training, structural roles on B",
+    "spcn_bidir_struct_acc_B": "bidirectional SPCN structural roles on B",
+    "bigru_lexical_acc_A": "BiGRU content roles on A", "spcn_lexical_acc_A": "SPCN content roles on A",
+    "ppl_ratio": "perplexity ratio SPEN / Transformer", "spen_val_ppl": "SPEN perplexity",
+    "transformer_val_ppl": "Transformer perplexity", "loss_linear": "linear reader (nats)",
+    "loss_linear_attention": "linear attention (nats)", "loss_softmax_attention": "softmax attention (nats)",
+    "loss_token_attention": "token attention (nats)", "loss_history_attention": "history attention (nats)",
+    "loss_selective": "selective EMA (nats)", "loss_transformer": "Transformer (nats)",
+}
+
+
+def label(name: str) -> str:
+    """A metric's plain-language name (its code name where none is written)."""
+    m = re.fullmatch(r"recall_acc_(spen|transformer)_(\d+)", name)
+    if m:
+        return f"{'SPEN' if m.group(1) == 'spen' else 'Transformer'} recall, N={m.group(2)}"
+    return METRIC_LABELS.get(name, name)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's verdict: ``holds`` (yes, partly, no, not informative at this budget,
+    undetermined, not run yet, metric missing) and the ``reason`` in words."""
+
+    holds: str
+    reason: str
+
+    def markdown(self, claim: Claim) -> str:
+        """One line for a notebook: the claim, the verdict in bold, the reason."""
+        return f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({self.reason}). Rule: {claim.rule.__doc__}."
+
+
+def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
+    """Per-seed lists (or ready summaries) -> ``{name: {"mean", "ci95", "n"}}`` (as ``metrics.json``)."""
+    return {k: dict(v) if isinstance(v, Mapping) else mean_ci95(v) for k, v in metrics.items()}
+
+
+def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
+    """The verdict of ``claim`` on summarised metrics ``m`` at ``profile`` (see the module docstring)."""
+    missing = [n for n in claim.metrics if n not in m]
+    if missing:
+        return Verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
+    if profile == "smoke":
+        return Verdict("undetermined", "smoke run: checks the plumbing, proves nothing")
+    names = list(claim.metrics) or [k for k in m if k.startswith(claim.prefixes)]
+    n = min((int(m[k].get("n", 1)) for k in names), default=0)
+    if n < 2:
+        return Verdict("undetermined", f"n={n}, no interval")
+    try:
+        if claim.gate is not None and (why := claim.gate(m)) is not None:
+            return Verdict("not informative at this budget", why)
+        word, why = claim.rule(m)
+    except (KeyError, IndexError, ValueError) as err:
+        return Verdict("metric missing", f"{err}")
+    return Verdict(word, why)
+
+
+def verdict_for(key: str, metrics: Mapping[str, object], profile: str) -> Verdict:
+    """The verdict that ``REPORT.md`` will show for claim ``key``, from a notebook's metrics
+    (per-seed lists or summaries): what every notebook prints, so the two cannot disagree.
+
+    Raises:
+        ValueError: unknown claim key (the message lists the known ones).
+    """
+    if key not in CLAIMS_BY_KEY:
+        raise ValueError(f"unknown claim {key!r}; known: {', '.join(CLAIMS_BY_KEY)}")
+    return decide(CLAIMS_BY_KEY[key], summarise(metrics), profile)
+
+
+# --------------------------------------------------------------------------- the report
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
@@ -111,44 +303,56 @@ def load_metrics(figures: Path, notebook: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _fmt(m: dict[str, float]) -> str:
-    ci = _ci(m)
-    return f"{m['mean']:.3g} ± {ci:.2g}" if ci else f"{m['mean']:.3g}"
+def _fmt(s: Mapping[str, float]) -> str:
+    v, ci = float(s["mean"]), s.get("ci95")
+    big = abs(v) >= 100
+    head = f"{v:.0f}" if big else f"{v:.3g}"
+    if ci is None or not math.isfinite(ci) or int(s.get("n", 1)) < 2:
+        return f"{head} (no interval)"
+    return f"{head} ± {ci:.0f}" if big else f"{head} ± {ci:.2g}"
 
 
 def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFrame:
-    """One row per claim: ``claim``, ``paper``, ``ours``, ``holds`` (yes / no / partly /
-    not run yet / metric missing), ``rule``, ``source``. Links are relative to ``figures``."""
+    """One row per claim: ``claim, paper, ours, distance, holds, why, rule, source``.
+
+    ``distance`` is ours minus the paper's number where the paper gives one; ``holds`` is
+    :func:`decide`'s verdict. Links are relative to ``figures``.
+    """
     rows = []
     for c in claims:
         doc = load_metrics(figures, c.notebook)
         source = f"[{c.notebook}](../notebooks/{c.notebook}.py)"
         if c.figure and (figures / c.notebook / c.figure).exists():
             source += f", [{c.figure}]({c.notebook}/{c.figure})"
-        row = {"claim": c.claim, "paper": c.paper, "rule": c.rule.__doc__, "source": source}
+        row = {"claim": c.claim, "paper": c.paper, "rule": c.rule.__doc__, "source": source,
+               "ours": "—", "distance": "—", "why": ""}
         if doc is None:
-            rows.append({**row, "ours": "—", "holds": "not run yet"})
+            rows.append({**row, "holds": "not run yet"})
             continue
-        m = doc.get("metrics", {})
-        missing = [n for n in c.metrics if n not in m]
-        if missing:
-            rows.append({**row, "ours": "—", "holds": f"metric missing: {', '.join(missing)}"})
-            continue
-        n = m[c.metrics[0]].get("n", "?")
-        ours = "; ".join(f"{name} {_fmt(m[name])}" for name in c.metrics)
-        rows.append({**row, "ours": f"{ours} ({doc.get('profile', '?')}, n={n})", "holds": c.rule(m)})
-    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "holds", "rule", "source"])
+        m, profile = doc.get("metrics", {}), doc.get("profile", "?")
+        verdict = decide(c, m, profile)
+        shown = [k for k in c.metrics if k in m] + [k for k in m if c.prefixes and k.startswith(c.prefixes)
+                                                    and k not in c.metrics]
+        if shown:
+            n = m[shown[0]].get("n", "?")
+            row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
+        if c.paper_value is not None and c.metrics and c.metrics[0] in m:
+            d = float(m[c.metrics[0]]["mean"]) - c.paper_value
+            row["distance"] = f"{d:+.3f}" if abs(d) < 10 else f"{d:+.0f}"
+        rows.append({**row, "holds": verdict.holds, "why": verdict.reason})
+    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "distance", "holds", "why", "rule", "source"])
 
 
 def render(table: pd.DataFrame, profile: str) -> str:
     """The Markdown report for ``table``."""
-    counts = table["holds"].value_counts().to_dict()
+    counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     table = table.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v)  # Markdown cells
     return (f"# Reproduction report ({profile} profile)\n\n"
-            "Generated by `python -m paper_lib.report` from every notebook's `metrics.json`; "
-            "do not edit by hand. Ours: mean ± 95% CI over n seeds. The rule of each row is "
-            "written in `paper_lib/report.py`.\n\n"
+            "Generated by `python -m paper_lib.pipeline.report` from every notebook's `metrics.json`; "
+            "do not edit by hand. Ours: mean ± 95% CI over n seeds. Distance: ours minus the paper's "
+            "number. A claim is *not informative at this budget* when its control did not differ as it "
+            "must (the reason is given); each rule is written in `paper_lib/pipeline/report.py`.\n\n"
             f"Summary: {summary}.\n\n{table.to_markdown(index=False)}\n")
 
 
@@ -160,7 +364,8 @@ def update_readme(readme: Path, table: pd.DataFrame) -> bool:
     start, end = "<!-- report:start -->", "<!-- report:end -->"
     if start not in text or end not in text:
         return False
-    short = table[["claim", "paper", "ours", "holds"]].to_markdown(index=False)
+    short = table[["claim", "paper", "ours", "distance", "holds"]]
+    short = short.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v).to_markdown(index=False)
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     write_text(readme, f"{head}{start}\n{short}\n{end}{tail}")
@@ -182,10 +387,15 @@ def write_report(profile: str, root: Path = REPO_ROOT) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Write the reproduction report from every metrics.json.")
-    ap.add_argument("--profile", default="cpu")
+    ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.report",
+                                 description="Write the reproduction report from every metrics.json.")
+    ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     args = ap.parse_args(argv)
-    path = write_report(args.profile)
+    try:
+        path = write_report(args.profile)
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     print(f"report -> {path}")
     return 0
 
