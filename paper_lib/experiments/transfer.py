@@ -257,10 +257,11 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         progress: tqdm bars for the learning loops.
 
     Returns:
-        ``{"tokens": one row per held-out token of A and of B (seed, grammar, word, role,
-        kind, depth, function_word) with a boolean column ok_<readout> per readout (the main
-        ones of :data:`READOUTS`, ``spcn_rule_<rule>`` per learning rule and
-        ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
+        ``{"tokens": one row per held-out token of A and of B, and with ``hard`` of the harder
+        grammar's A and B (``grammar`` "A_hard", "B_hard"; readouts spcn, bigru, gru_causal only):
+        seed, grammar, word, role, kind, depth, dep_distance, dep_bin, function_word, and a
+        boolean column ok_<readout> per readout (the main ones of :data:`READOUTS`,
+        ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
         ``settings.timescale_seeds``), "lag": the lag curves (or None),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
