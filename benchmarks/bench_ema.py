@@ -75,6 +75,7 @@ def main() -> None:
     df = bench(args.B, args.T, args.D, args.repeats, args.ref_repeats)
     out = Outputs("bench", "cpu", params, seeds=[0], source="benchmarks/bench_ema.py")
     path = out.save_data(df, "ema")
+    out.finish()  # the new folder replaces the previous run's (figures/bench/ only with PAPER_LIB_PUBLISH=1)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     ratio = df.loc[1, "x_slower_than_fast"]
     print(f"\nfast path is {ratio:.1f}x faster than the reference under autograd (target >= 20x) -> {path}")

@@ -41,6 +41,7 @@ profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipel
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}, "grammar": "hard"}
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
 import time
 
 import matplotlib.pyplot as plt

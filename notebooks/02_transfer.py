@@ -36,6 +36,7 @@ overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], 
 n_threads = None   # CPU threads for torch and BLAS (None: 1 at smoke, else 2)
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
 import time
 
 import matplotlib.pyplot as plt

@@ -31,6 +31,7 @@ profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipelin
 overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "steps": 300}
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
 import time
 from dataclasses import replace
 

@@ -37,6 +37,7 @@ profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipelin
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, e.g. {"predictors": ["linear"]}
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
 import time
 
 import matplotlib.pyplot as plt
