@@ -25,7 +25,7 @@ PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
                           "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
-                          "backprop": {"epochs": 1}},
+                          "backprop": {"epochs": 1}, "rules": ["pghu", "none"]},
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
                      "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
