@@ -34,6 +34,7 @@ class BiGRUConfig:
     batch_size: int = 32       # sentences per step
     word_dropout: float = 0.1  # P(training token -> <unk>)
     seed: int = 0              # init, shuffling and word dropout
+    bidirectional: bool = True  # False: a causal (left-to-right) GRU tagger of the same sizes (issue 11)
 
     def __post_init__(self):
         if not 0.0 <= self.word_dropout < 1.0:
@@ -60,21 +61,25 @@ def encode(sentences: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[T
 
 
 class BiGRUTagger(nn.Module):
-    """Embedding -> BiGRU -> linear over roles: ``(B, T)`` ids -> ``(B, T, n_roles)`` logits."""
+    """Embedding -> BiGRU -> linear over roles: ``(B, T)`` ids -> ``(B, T, n_roles)`` logits.
+
+    With ``cfg.bidirectional=False`` the GRU reads left to right only, so the logits at t
+    depend on ``ids[:, :t + 1]`` alone: the causal control that reads like SPCN's traces
+    (our design, issue 11)."""
 
     def __init__(self, vocab_size: int, cfg: BiGRUConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(vocab_size, cfg.d_embed, padding_idx=0)
         self.gru = nn.GRU(cfg.d_embed, cfg.d_hidden, num_layers=cfg.n_layer, batch_first=True,
-                          bidirectional=True)
-        self.head = nn.Linear(2 * cfg.d_hidden, cfg.n_roles)
+                          bidirectional=cfg.bidirectional)
+        self.head = nn.Linear((2 if cfg.bidirectional else 1) * cfg.d_hidden, cfg.n_roles)
 
     def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
         x = self.embed(ids)                                                   # (B, T, E)
         packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         h, _ = self.gru(packed)
-        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])  # (B, T, 2H)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])  # (B, T, 2H or H)
         return self.head(h)                                                   # (B, T, R)
 
 

@@ -24,10 +24,11 @@ _PAPER_LM_SIZES = {"n_layer": 12, "d_model": 768, "n_head": 12, "d_bottleneck": 
 PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
-                          "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2}},
+                          "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
+                          "backprop": {"epochs": 1}, "rules": ["pghu", "none"]},
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
-                     "bigru_word_dropouts": [], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
+                     "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
         "spen_train": {**_SMOKE_LM_DATA, "n_layer": 2, "d_model": 64, "n_head": 2, "d_bottleneck": 32, "d_ff": 256,
                        "d_ff_transformer": 256, "block_size": 256, "seq_len": 64, "steps": 30, "warmup_steps": 5,
                        "log_every": 5, "eval_tokens": 4096, "throughput_seq_lens": [64, 256],
