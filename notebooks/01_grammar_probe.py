@@ -65,6 +65,7 @@ from paper_lib.experiments.grammar_probe import (
 )
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -285,5 +286,10 @@ metric_keys = {"spcn_probe_acc_A": "spcn_probe", "spcn_labelfree_acc_A": "spcn_l
                "spcn_backprop_acc_A": "spcn_backprop", "spcn_backprop_level2_acc_A": "spcn_backprop_level2",
                f"spcn_err_{main}_acc_A": f"spcn_err_{main}",
                **{f"spcn_err_{r}_level2_acc_A": f"spcn_err_{r}_level2" for r in rules}}
-out.write_metrics({m: per_seed[k].tolist() for m, k in metric_keys.items() if k in per_seed})
+metrics = {m: per_seed[k].tolist() for m, k in metric_keys.items() if k in per_seed}
+out.write_metrics(metrics)
+for key in ("within_A", "learning"):  # the verdicts REPORT.md shows, by the same rule
+    display(Markdown(verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])))
+
+# %% tags=["remove-output"]
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s."))

@@ -52,6 +52,7 @@ from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.transfer import run_seed, settings_for
 from paper_lib.pipeline.provenance import Outputs
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci as fmt
 
@@ -279,7 +280,12 @@ for st, key in ((bank, "bank"), (gru, "gru")):
     for t in ("identity", "role"):
         for k in (1, k4):
             metrics[f"lag{k}_{t}_acc_{key}"] = lag[(lag.state == st) & (lag.target == t) & (lag.lag == k)].sort_values("seed").accuracy.tolist()
-out.write_metrics({k: v for k, v in metrics.items() if len(v)})
+metrics = {k: v for k, v in metrics.items() if len(v)}
+out.write_metrics(metrics)
+for key in ("transfer_B", "deep", "structure", "content"):  # the verdicts REPORT.md shows, by the same rule
+    display(Markdown(verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])))
+
+# %% tags=["remove-output"]
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "
                  "thread(s); per seed, stage times (s): "
                  + ", ".join(f"{c} {timings[c].mean():.1f}" for c in timings.columns if c != "seed") + "."))
