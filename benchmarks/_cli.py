@@ -20,3 +20,19 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
     return value
+
+
+def bench_outputs(params: dict, source: str, profile: str = "cpu"):
+    """``Outputs("bench", ...)`` whose staging folder starts with the other benchmarks' files, so that
+    ``finish()`` (which replaces ``figures/bench/`` by the staging folder) keeps them."""
+    import shutil
+
+    from paper_lib.pipeline.provenance import Outputs
+
+    out = Outputs("bench", profile, params, seeds=[0], source=source)
+    stage = getattr(out, "_stage", out.dir)
+    if out.dir.is_dir() and stage != out.dir:
+        for f in out.dir.iterdir():
+            if f.is_file():
+                shutil.copy2(f, stage / f.name)
+    return out

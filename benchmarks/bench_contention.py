@@ -32,10 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 from timed import run_timed  # noqa: E402  (benchmarks/timed.py)
-
-from paper_lib.pipeline.provenance import Outputs  # noqa: E402
 
 BUSY_LOOP = "while True:\n    pass\n"
 
@@ -112,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     df = bench(args.notebook, args.repeats, args.load_threads, args.extra_threads)
     params = {"repeats": args.repeats, "load_threads": args.load_threads, "cores": os.cpu_count(),
               "load_avg_after": round(os.getloadavg()[0], 2)}
-    out = Outputs("bench", "cpu", params, seeds=[0], source="benchmarks/bench_contention.py")
+    out = bench_outputs(params, "benchmarks/bench_contention.py")
     path = out.save_data(df, "contention")
+    out.finish()  # figures/bench/ only with PAPER_LIB_PUBLISH=1 (make bench-contention)
     print(df.to_string(index=False))
     print(f"-> {path}")
     return 0

@@ -31,10 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.ema import DEFAULT_CHUNK, PAPER_ALPHAS, ema_reference, ema_traces  # noqa: E402
-from paper_lib.pipeline.provenance import Outputs  # noqa: E402
 
 
 def bench(B: int = 8, T: int = 1024, D: int = 768, chunks: tuple[int, ...] = (8, 16, 32, 64), repeats: int = 5,
@@ -98,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     df["load_avg"] = load
     params = {**vars(args), "alphas": list(PAPER_ALPHAS), "torch": torch.__version__,
               "threads": torch.get_num_threads(), "load_avg_before": load, "load_avg_after": round(os.getloadavg()[0], 2)}
-    out = Outputs("bench", "cpu", params, seeds=[0], source="benchmarks/bench_ema.py")
+    out = bench_outputs(params, "benchmarks/bench_ema.py")
     path = out.save_data(df, "ema")
+    out.finish()  # the new folder replaces the previous run's (figures/bench/ only with PAPER_LIB_PUBLISH=1)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     fast = df[df.method.str.startswith("fast")]
     best = fast.loc[fast.median_s.idxmin()]

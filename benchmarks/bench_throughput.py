@@ -39,11 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENConfig  # noqa: E402
-from paper_lib.pipeline.provenance import Outputs  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
 
 
@@ -177,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     ffn["load_avg"] = load
     params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,
               "load_avg_after": round(os.getloadavg()[0], 2)}
-    out = Outputs("bench", "cpu", params, seeds=[0], source="benchmarks/bench_throughput.py")
+    out = bench_outputs(params, "benchmarks/bench_throughput.py")
     out.save_data(ffn, "sparse_ffn")
     path = out.save_data(df, "throughput")
+    out.finish()  # figures/bench/ only with PAPER_LIB_PUBLISH=1 (make bench)
     print(ffn.to_string(index=False))
     print(df.to_string(index=False))
     print(f"-> {path} (load average {load} before, {params['load_avg_after']} after)")

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 
 EMA_TOL = 1e-4
 
@@ -191,8 +191,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import tempfile
 
-    from paper_lib.pipeline.provenance import Outputs
-
     deadline = time.monotonic() + args.budget_s
     device = torch.device("cuda:0")
     name = torch.cuda.get_device_name(device)
@@ -205,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame(rows)
     params = {**vars(args), "device": name, "n_gpus": torch.cuda.device_count(), "torch": torch.__version__,
               "cuda": torch.version.cuda}
-    path = Outputs("bench", "paper", params, seeds=[0], source="benchmarks/gpu_check.py").save_data(df, "gpu_check")
+    out = bench_outputs(params, "benchmarks/gpu_check.py", "paper")
+    path = out.save_data(df, "gpu_check")
+    out.finish()
     print(df.to_string(index=False))
     failed = df[df.passed.eq(False)]
     print(f"-> {path}: {'all checks passed' if failed.empty else f'{len(failed)} check(s) FAILED'}")

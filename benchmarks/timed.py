@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("source", help="notebooks/NN_name.py")
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    ap.add_argument("--publish", action="store_true", help="passed to the runner")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "timing.csv")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, "-m", "paper_lib.pipeline.runner", args.source, "--profile", args.profile]
     for name, value in args.param:
         cmd += ["-p", name, value]
+    if args.publish:
+        cmd.append("--publish")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     rc, wall, cpu, load = run_timed(cmd, env)
     append_row(args.out, {"notebook": Path(args.source).stem, "profile": args.profile, "wall_s": round(wall, 2),

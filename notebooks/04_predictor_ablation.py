@@ -38,6 +38,7 @@ overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Setti
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
 from paper_lib.pipeline.threads import set_threads
 
 n_threads = set_threads(n_threads, profile)

@@ -99,3 +99,33 @@ def test_evaluate_marks_repeats_within_a_document():
     # targets 6 5 0 5 7 7 8 9: "5" after 5,6 is a repeat; "5" after the 0 is not; second "7" is
     assert ev["repeat"].tolist() == [False, True, False, False, False, True, False, False]
     assert ev["token_loss"].shape == (8,) and ev["ppl"] == pytest.approx(math.exp(ev["loss"]))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--profile", "nonsense"], "argument --profile: invalid choice: 'nonsense'"),
+    (["--predictor", "nope"], "argument --predictor: invalid choice: 'nope'"),
+    (["--steps", "0"], "argument --steps: must be >= 1, got 0"),
+    (["--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
+    (["--seed", "-1"], "argument --seed: must be >= 0, got -1"),
+    (["--steps", "ten"], "argument --steps: must be an integer >= 1, got 'ten'"),
+])
+def test_cli_bad_arguments_are_one_line_errors(argv, message, capsys):
+    from paper_lib.train_cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"python -m paper_lib.train: error: {message}") and "Traceback" not in err
+
+
+def test_cli_value_errors_are_one_line(monkeypatch, capsys, tmp_path):
+    """A ValueError past argparse (here: an unknown override) is caught once: one line, status 2."""
+    from paper_lib import train_cli
+
+    def bad(profile, over):
+        raise ValueError("unknown setting 'x'; allowed: a, b")
+
+    monkeypatch.setattr(train_cli, "settings_for", bad)
+    assert train_cli.main(["--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "error: unknown setting 'x'; allowed: a, b\n"
