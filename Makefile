@@ -19,7 +19,7 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all test bench venv lab check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all test test-fast test-slow bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
@@ -54,8 +54,9 @@ endif
 
 # --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
 # HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
+# benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
 build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv
-	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE) --publish
+	$(PY) benchmarks/timed.py $< --profile $(PROFILE) --publish
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
@@ -77,11 +78,25 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on notebooks/ (installs the notebook
 	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
 	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=notebooks $(LAB_ARGS)
 
+# `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny).
 test: | venv  ## unit tests plus every notebook at the smoke profile
-	$(PY) -m pytest -q tests
+	@$(MAKE) --no-print-directory -j2 test-fast test-slow
 
-bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
+test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
+
+test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
+
+bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor) and throughput.csv (SPEN vs Transformer)
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_throughput.py
+
+bench-contention: | venv  ## figures/bench/contention.csv: notebook 01 at smoke, idle and beside a 2-thread load
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_contention.py
+
+gpu-check: | venv  ## figures/bench/gpu_check.csv: EMA, SPEN, Transformer (and NCCL) on CUDA; skips on a CPU
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/gpu_check.py
 
 lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks

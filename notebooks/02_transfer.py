@@ -33,18 +33,19 @@
 # %% tags=["parameters"]
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
-n_threads = None   # CPU threads for torch and BLAS (None: 1 at smoke, else 2)
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
 from IPython.display import Markdown, display
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 import paper_lib.experiments.transfer_tables as tt
@@ -56,9 +57,6 @@ from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci as fmt
 
-n_threads = n_threads or (1 if profile == "smoke" else 2)
-threadpool_limits(n_threads)
-torch.set_num_threads(n_threads)
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 n_seeds, t_start = len(settings.seeds), time.perf_counter()

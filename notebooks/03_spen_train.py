@@ -29,9 +29,13 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "steps": 300}
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 from dataclasses import replace
 
@@ -52,7 +56,6 @@ from paper_lib.pipeline.stats import mean_ci95
 from paper_lib.train import train_and_evaluate
 
 t_start = time.perf_counter()
-torch.set_num_threads(2)
 settings = settings_for(profile, overrides)
 SEEDS = settings.seeds
 MODELS = ["spen", "transformer"]

@@ -31,6 +31,7 @@ from .models.factory import LM_KINDS, build_model, sizes_for
 from .models.lm import count_params
 from .pipeline.atomic import write_json, write_text
 from .pipeline.profiles import PROFILE_NAMES
+from .pipeline.threads import set_threads
 from .predictors import PREDICTORS
 from .train import _dist, train, train_config
 
@@ -63,6 +64,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--predictor", default=None, choices=sorted(PREDICTORS),
                     help="SPEN predictor name (default: the profile's)")
     ap.add_argument("--no-resume", action="store_true", help="start over, replacing what --out holds")
+    ap.add_argument("--threads", type=_int_at_least(1), default=None,
+                    help="CPU threads per process for torch, BLAS and OpenMP (default: paper_lib.pipeline.threads)")
     return ap
 
 
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr.
     """
     args = parser().parse_args(argv)
+    set_threads(args.threads, args.profile)
     try:
         return _run(args)
     except (CorpusNeedsNetworkError, ValueError, FileNotFoundError) as err:

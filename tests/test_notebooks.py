@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -32,15 +31,12 @@ REQUIRED_METRICS = {
                               "recall_acc_spen_selective", "recall_acc_spen_token_attention",
                               "recall_acc_transformer", "recall_acc_gru"],
 }
-SMOKE_BUDGET_S = 120  # seconds per notebook at the smoke profile (issue: "under 2 minutes")
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_at_smoke(source: Path):
-    t0 = time.perf_counter()
-    executed = run_notebook(source, "smoke")
-    elapsed = time.perf_counter() - t0
+    executed = run_notebook(source, "smoke")  # no wall-time assertion: timing is benchmarks' (issue 14)
     assert executed.is_file()
     metrics_path = output_dir(source.stem, "smoke") / "metrics.json"
     doc = json.loads(metrics_path.read_text())
@@ -48,4 +44,3 @@ def test_notebook_runs_at_smoke(source: Path):
     for name in REQUIRED_METRICS.get(source.stem, []):
         assert name in doc["metrics"], f"{source.stem} did not write metric {name}"
         assert set(doc["metrics"][name]) >= {"mean", "ci95", "n"}
-    assert elapsed < SMOKE_BUDGET_S, f"{source.stem} took {elapsed:.0f} s at smoke (budget {SMOKE_BUDGET_S} s)"

@@ -61,6 +61,7 @@ def _ddp_worker(rank: int, world: int, rdv: str, out: str) -> None:
     dist.destroy_process_group()
 
 
+@pytest.mark.multiprocess
 def test_ddp_two_processes_agree_with_one(tmp_path):
     out = str(tmp_path / "ddp.pt")
     mp.spawn(_ddp_worker, args=(2, str(tmp_path / "rdv"), out), nprocs=2, join=True)

@@ -42,6 +42,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir
 from .params import check_values
 from .profiles import check_profile
 from .provenance import RUN_ENV, check_clean, git_commit, output_dir, record, source_date_epoch
+from .threads import WAIT_POLICY_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KERNEL_ARGS = ["--IPKernelApp.extensions=['paper_lib.pipeline.headless']"]  # text tqdm bars, streamed
@@ -305,6 +306,9 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
         print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
     extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr, "on_cell_execute": _Progress(p.name, nb)} if stream else {}
+    # issue 14 (pipeline/threads.py): the kernel's OpenMP threads sleep while they wait for a core.
+    for key, value in WAIT_POLICY_ENV.items():
+        os.environ.setdefault(key, value)
     try:
         with _kernel_env(p.root, run):
             done = pm.execute_notebook(str(ipynb), str(running), parameters={"profile": profile, **parameters},
