@@ -42,8 +42,13 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section associative_recall
 overrides = {}   # any setting of paper_lib.experiments.associative_recall.Settings, e.g. {"seeds": [0, 1, 2, 3]}
+n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default); each training worker uses 1
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 
 import matplotlib.pyplot as plt
