@@ -8,11 +8,18 @@ PYTHON ?= python3
 TORCH_SPEC ?= torch==2.13.0
 PY := $(VENV)/bin/python
 
+# The profile is checked first, before anything is installed or run, with the plain python3:
+# paper_lib/pipeline/profiles.py needs only the standard library and is the one list of names.
+PROFILE_ERROR := $(shell $(PYTHON) paper_lib/pipeline/profiles.py '$(PROFILE)' 2>&1)
+ifneq ($(strip $(PROFILE_ERROR)),)
+$(error $(PROFILE_ERROR))
+endif
+
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all test bench venv check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all test test-fast test-slow bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
@@ -33,8 +40,8 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed  ## create .venv and install paper_lib with its dependencies
 
-check-profile: | venv
-	@$(PY) -m paper_lib.pipeline.profiles $(PROFILE)
+check-profile:  ## check PROFILE (every target does, before it installs anything)
+	@:
 
 # One target per notebook; it reruns only when its source or a paper_lib module it imports
 # (directly or through other modules: paper_lib.pipeline.deps reads them with ast) changed.
@@ -45,19 +52,51 @@ ifeq ($(filter clean help,$(MAKECMDGOALS)),)
 -include $(NOTEBOOKS:%=build/deps/%.mk)
 endif
 
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv check-profile
-	$(PY) -m paper_lib.pipeline.runner $< --profile $(PROFILE)
+# --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
+# HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
+# benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
+build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv
+	$(PY) benchmarks/timed.py $< --profile $(PROFILE) --publish
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
 	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
 
-test: | venv  ## unit tests plus every notebook at the smoke profile
-	$(PY) -m pytest -q tests
+# JupyterLab with the notebook extra; notebooks/*.py open as notebooks (jupytext, paired with an
+# .ipynb that git ignores) and nbstripout keeps outputs out of any .ipynb that git sees.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_ARGS ?=
 
-bench: | venv  ## figures/bench/ema.csv: the EMA fast path against the reference recurrence
-	$(PY) benchmarks/bench_ema.py
+$(VENV)/.notebook-extra: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e ".[dev,notebook]"
+	@touch $@
+
+lab: $(VENV)/.notebook-extra  ## JupyterLab on notebooks/ (installs the notebook extra and the nbstripout git filter)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then $(PY) -m nbstripout --install --attributes .gitattributes; fi
+	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
+	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
+	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=notebooks $(LAB_ARGS)
+
+# `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny).
+test: | venv  ## unit tests plus every notebook at the smoke profile
+	@$(MAKE) --no-print-directory -j2 test-fast test-slow
+
+test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
+
+test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
+
+bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor) and throughput.csv (SPEN vs Transformer)
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_throughput.py
+
+bench-contention: | venv  ## figures/bench/contention.csv: notebook 01 at smoke, idle and beside a 2-thread load
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_contention.py
+
+gpu-check: | venv  ## figures/bench/gpu_check.csv: EMA, SPEN, Transformer (and NCCL) on CUDA; skips on a CPU
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/gpu_check.py
 
 lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks

@@ -1,84 +1,113 @@
-"""EMA kernel benchmark: forward+backward of the fast path against the plain recurrence.
+"""EMA kernel benchmark: the fast path against its memory floor and against the plain recurrence.
 
-Writes ``figures/bench/ema.csv`` (and its provenance): the median time of forward+backward
-of :func:`paper_lib.ema.ema_traces` and of :func:`paper_lib.ema.ema_reference` under
-autograd, and of ``x.clone()`` on the same tensor as a memory floor, all measured in one run
-at (B, T, D) = (8, 1024, 768) with the paper's 3 alphas. Only the ratios are meaningful
-across machines. ``python benchmarks/bench_ema.py --help`` for the knobs.
+``python benchmarks/bench_ema.py`` (part of ``make bench``) times, in one run at
+(B, T, D) = (8, 1024, 768) with the paper's 3 alphas (S = 3):
+
+- forward+backward of :func:`paper_lib.ema.ema_traces` for every ``--chunks`` size (8, 16, 32, 64);
+- the memory floor the way a kernel author reports it: the time to read and write the fast
+  path's tensors once. Forward reads ``x`` (B, T, D) and writes the traces (B, T, S, D); backward
+  reads their gradient (B, T, S, D) and writes ``grad x`` (B, T, D): ``2 B T D (S + 1)`` floats
+  moved, which is one ``dst.copy_(src)`` of ``B T D (S + 1)`` floats into a buffer allocated beforehand;
+- forward+backward of :func:`paper_lib.ema.ema_reference` under autograd (the plain recurrence).
+
+Every method is timed round by round (interleaved), median over ``--repeats``. Writes
+``figures/bench/ema.csv``: ``method, chunk, B, T, D, n_alphas, repeats, median_s, min_s,
+x_floor`` (median over the floor's median) and ``x_slower_than_fast`` (over the fastest chunk's
+median), plus the 1-minute load average. Only ratios travel across machines. The fastest chunk
+is what ``paper_lib.ema.DEFAULT_CHUNK`` should be.
 """
 from __future__ import annotations
 
-import argparse
+import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import torch
 
-from paper_lib.ema import PAPER_ALPHAS, ema_reference, ema_traces
-from paper_lib.pipeline.provenance import Outputs
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+
+from paper_lib.ema import DEFAULT_CHUNK, PAPER_ALPHAS, ema_reference, ema_traces  # noqa: E402
 
 
-def _time(fn, repeats: int) -> list[float]:
-    fn()  # warm-up
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
-
-
-def bench(B: int = 8, T: int = 1024, D: int = 768, repeats: int = 5, ref_repeats: int = 3,
-          seed: int = 0) -> pd.DataFrame:
-    """Time the three methods; returns one row per method with seconds and ratios.
-
-    Columns: ``method``, ``B``, ``T``, ``D``, ``n_alphas``, ``repeats``, ``median_s``,
-    ``min_s`` (seconds), ``x_slower_than_fast`` (median ratio to the fast path).
-    """
+def bench(B: int = 8, T: int = 1024, D: int = 768, chunks: tuple[int, ...] = (8, 16, 32, 64), repeats: int = 5,
+          ref_repeats: int = 3, seed: int = 0) -> pd.DataFrame:
+    """Time every method (see the module docstring); one row per method and chunk size."""
+    S = len(PAPER_ALPHAS)
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(B, T, D, generator=g).requires_grad_()
-    gy = torch.randn(B, T, len(PAPER_ALPHAS), D, generator=g)  # a dense upstream gradient
+    gy = torch.randn(B, T, S, D, generator=g)                         # a dense upstream gradient
+    src = torch.randn(B * T * D * (S + 1), generator=g)
+    dst = torch.empty_like(src)
 
-    def fast():
-        x.grad = None
-        ema_traces(x, PAPER_ALPHAS).backward(gy)
+    def fast(chunk):
+        def run():
+            x.grad = None
+            ema_traces(x, PAPER_ALPHAS, chunk_size=chunk).backward(gy)
+        return run
 
     def reference():
         x.grad = None
         ema_reference(x, PAPER_ALPHAS).backward(gy)
 
-    def clone():
-        with torch.no_grad():
-            x.clone()
+    def floor():
+        dst.copy_(src)
 
-    times = {"fast (ema_traces, fwd+bwd)": _time(fast, repeats),
-             "reference recurrence under autograd (fwd+bwd)": _time(reference, ref_repeats),
-             "x.clone() (memory floor)": _time(clone, repeats)}
-    fast_median = statistics.median(times["fast (ema_traces, fwd+bwd)"])
-    rows = [{"method": m, "B": B, "T": T, "D": D, "n_alphas": len(PAPER_ALPHAS), "repeats": len(t),
-             "median_s": statistics.median(t), "min_s": min(t),
-             "x_slower_than_fast": statistics.median(t) / fast_median} for m, t in times.items()]
+    methods = {("memory floor: copy of B*T*D*(S+1) floats", 0): floor}
+    methods.update({("fast (ema_traces, fwd+bwd)", c): fast(c) for c in chunks})
+    times = {key: [] for key in methods}
+    for fn in methods.values():
+        fn()                                                            # warm-up
+    for _ in range(repeats):
+        for key, fn in methods.items():
+            t0 = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t0)
+    ref_key = ("reference recurrence under autograd (fwd+bwd)", DEFAULT_CHUNK)
+    times[ref_key] = []
+    for _ in range(ref_repeats):
+        t0 = time.perf_counter()
+        reference()
+        times[ref_key].append(time.perf_counter() - t0)
+    floor_s = statistics.median(times[("memory floor: copy of B*T*D*(S+1) floats", 0)])
+    fastest = min(statistics.median(times[("fast (ema_traces, fwd+bwd)", c)]) for c in chunks)
+    rows = [{"method": m, "chunk": c or None, "B": B, "T": T, "D": D, "n_alphas": S, "repeats": len(t),
+             "median_s": statistics.median(t), "min_s": min(t), "x_floor": statistics.median(t) / floor_s,
+             "x_slower_than_fast": statistics.median(t) / fastest} for (m, c), t in times.items()]
     return pd.DataFrame(rows)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--B", type=int, default=8)
-    ap.add_argument("--T", type=int, default=1024)
-    ap.add_argument("--D", type=int, default=768)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--ref-repeats", type=int, default=3)
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = OneLineParser(prog="bench_ema.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--B", type=positive, default=8)
+    ap.add_argument("--T", type=positive, default=1024)
+    ap.add_argument("--D", type=positive, default=768)
+    ap.add_argument("--chunks", type=positive, nargs="+", default=[8, 16, 32, 64])
+    ap.add_argument("--repeats", type=positive, default=7)
+    ap.add_argument("--ref-repeats", type=positive, default=3)
+    args = ap.parse_args(argv)
+    load = round(os.getloadavg()[0], 2)
+    df = bench(args.B, args.T, args.D, tuple(args.chunks), args.repeats, args.ref_repeats)
+    df["load_avg"] = load
     params = {**vars(args), "alphas": list(PAPER_ALPHAS), "torch": torch.__version__,
-              "threads": torch.get_num_threads()}
-    df = bench(args.B, args.T, args.D, args.repeats, args.ref_repeats)
-    out = Outputs("bench", "cpu", params, seeds=[0], source="benchmarks/bench_ema.py")
+              "threads": torch.get_num_threads(), "load_avg_before": load, "load_avg_after": round(os.getloadavg()[0], 2)}
+    out = bench_outputs(params, "benchmarks/bench_ema.py")
     path = out.save_data(df, "ema")
+    out.finish()  # the new folder replaces the previous run's (figures/bench/ only with PAPER_LIB_PUBLISH=1)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    ratio = df.loc[1, "x_slower_than_fast"]
-    print(f"\nfast path is {ratio:.1f}x faster than the reference under autograd (target >= 20x) -> {path}")
+    fast = df[df.method.str.startswith("fast")]
+    best = fast.loc[fast.median_s.idxmin()]
+    ref = df[df.method.str.startswith("reference")].iloc[0]
+    print(f"\nfastest chunk {int(best.chunk)}: {best.x_floor:.1f}x the memory floor; the reference recurrence is "
+          f"{ref.x_slower_than_fast:.1f}x slower (DEFAULT_CHUNK is {DEFAULT_CHUNK}) -> {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -33,9 +33,14 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
-overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "sweep_steps": 0}
+overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "sweep_steps": 150}
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import math
 import time
 
@@ -55,7 +60,6 @@ from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 t_start = time.perf_counter()
-torch.set_num_threads(2)
 settings = st.settings_for(profile, overrides)
 SEEDS = settings.seeds
 LABEL = {"spen": "SPEN (EMA traces only)", "transformer": "Transformer (attention)"}

@@ -40,15 +40,19 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, e.g. {"predictors": ["linear"]}
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
+from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
+from paper_lib.pipeline.threads import set_threads
+
+n_threads = set_threads(n_threads, profile)
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 
 from paper_lib import predictors as ap
@@ -70,7 +74,6 @@ from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 t_start = time.perf_counter()
-torch.set_num_threads(2)
 settings = settings_for(profile, overrides)
 SEEDS = settings.seeds
 out = Outputs("04_predictor_ablation", profile, as_dict(settings), SEEDS)

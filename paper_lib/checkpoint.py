@@ -33,8 +33,13 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: list[dict]) -> None:
-    """Write weights (safetensors), optimizer + RNG state, then ``latest.json``, atomically."""
+def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: list[dict],
+                    meta: dict | None = None) -> None:
+    """Write weights (safetensors), optimizer + RNG state, then ``latest.json``, atomically.
+
+    ``meta``: a JSON-able dict the run records beside the log (e.g. its training config and
+    busy seconds so far), kept in ``latest.json`` and read back by :func:`checkpoint_meta`.
+    """
     from safetensors.torch import save_model
 
     ckpt_dir = Path(ckpt_dir)
@@ -46,7 +51,7 @@ def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: l
         torch.save({"optimizer": opt.state_dict(), "rng": _rng_state(), "step": step, "history": history}, tmp)
     previous = latest_checkpoint(ckpt_dir)
     write_json(ckpt_dir / "latest.json", {"step": step, "weights": f"{stem}.safetensors",
-                                          "state": f"{stem}.state.pt"})
+                                          "state": f"{stem}.state.pt", "meta": dict(meta or {})})
     if previous is not None and previous != step:  # keep only the newest
         for suffix in (".safetensors", ".state.pt"):
             (ckpt_dir / f"step{previous:07d}{suffix}").unlink(missing_ok=True)
@@ -56,6 +61,12 @@ def latest_checkpoint(ckpt_dir: Path) -> int | None:
     """The step of the newest complete checkpoint in ``ckpt_dir`` (None if there is none)."""
     path = Path(ckpt_dir) / "latest.json"
     return json.loads(path.read_text())["step"] if path.exists() else None
+
+
+def checkpoint_meta(ckpt_dir: Path) -> dict:
+    """The ``meta`` of the newest checkpoint (``{}`` if there is none, or it was written without)."""
+    path = Path(ckpt_dir) / "latest.json"
+    return dict(json.loads(path.read_text()).get("meta", {})) if path.exists() else {}
 
 
 def load_checkpoint(ckpt_dir: Path, model: nn.Module, opt) -> tuple[int, list[dict]]:

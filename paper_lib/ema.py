@@ -23,6 +23,12 @@ Three implementations of one operator, which agree to float tolerance (``tests/t
 Beside them, the input-dependent EMA of the ``selective`` control reader:
 :func:`selective_scan_reference` (the recurrence) and :func:`selective_scan` (chunked, parallel).
 
+Inf and NaN (our design): every fast path equals its reference on every input the reference
+accepts. An inf/NaN at step ``t`` reaches outputs at ``t`` and after only (after ``t`` if causal),
+and gradients at ``t`` and before only; a chunk's zero upper triangle times NaN would leak it
+backwards, so the chunks see the finite part and the rest is carried as the recurrence does
+(:func:`_carried_nonfinite`). All-finite inputs cost one ``(B, S, D)`` sum per direction.
+
 Shapes: input ``x`` is ``(B, T, D)``; the traces are ``(B, T, S, D)`` with ``S`` the number
 of alphas; states are ``(B, S, D)``. ``causal=True`` shifts the traces by one step so that
 the trace at ``t`` holds only ``x_{<t}`` (what a next-token predictor may read).
@@ -124,18 +130,17 @@ def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
 def _pad_time(x: Tensor, C: int) -> Tensor:
     """Zero-pad dim 1 (time) up to a multiple of ``C``; padding at the end never changes
     earlier outputs (forward) nor the gradients of real positions (backward)."""
-    T = x.shape[1]
-    extra = -T % C
-    if extra == 0:
-        return x
-    return torch.cat([x, x.new_zeros(x.shape[0], extra, *x.shape[2:])], dim=1)
+    return F.pad(x, (0, 0) * (x.ndim - 2) + (0, -x.shape[1] % C)) if x.shape[1] % C else x
 
 
-def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool) -> Tensor:
+def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool,
+                  finite_only: bool = False) -> Tensor | None:
     """Chunked EMA, no autograd: ``x`` (B, T, D) -> traces (B, T, S, D).
 
     Two passes: the chunk-end states from local inputs (a small matmul), a scan over the
-    ``T / C`` carries, then one matmul writes every trace from ``[x_k; c_k]``.
+    ``T / C`` carries, then one matmul writes every trace from ``[x_k; c_k]``. With
+    ``finite_only``, None when an input holds inf/NaN (the last carry then does: checked
+    before the big matmul, whose zero upper triangle would spread it backwards in time).
     """
     B, T, D = x.shape
     S = alphas.numel()
@@ -149,6 +154,8 @@ def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causa
     for k in range(n):                                               # n = T / C steps only
         carries[:, k] = c
         c = dC * c + ends[:, k]
+    if finite_only and not _all_finite(c):
+        return None
     xaug = torch.cat([xc, carries], dim=2)                           # (B, n, C+S, D)
     y = torch.matmul(M, xaug)                                        # (B, n, C*S, D)
     return y.view(B, n * C, S, D)[:, :T]                             # (B, T, S, D)
@@ -175,17 +182,78 @@ def _scan_backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Ten
     return local.reshape(B, n * C, D)[:, :T], rho                    # rho is now rho_0
 
 
+def _split_finite(t: Tensor) -> tuple[Tensor, Tensor]:
+    """``t`` as (its finite part, its inf/NaN part), each 0 where the other holds the value."""
+    ok, zero = torch.isfinite(t), t.new_zeros(())
+    return torch.where(ok, t, zero), torch.where(ok, zero, t)
+
+
+def _all_finite(*ts: Tensor | None) -> bool:
+    """True when no tensor holds inf/NaN: one float32+ sum each (a finite tensor whose sum
+    overflows only sends the caller down its exact path, which gives the same result)."""
+    return all(bool(torch.isfinite(t.sum(dtype=torch.promote_types(t.dtype, torch.float32))))
+               for t in ts if t is not None)
+
+
+def _carried_nonfinite(nf: Tensor, start: Tensor, gain: Tensor, decay: Tensor) -> Tensor:
+    """The inf/NaN part of ``h_t = decay * h_{t-1} + gain * u_t`` under IEEE rules, no T-step loop.
+
+    ``nf`` (B, T, S|1, D): the inf/NaN part of ``u``; ``start`` (B, 1, S|1, D): that of ``h_{-1}``;
+    ``gain``, ``decay`` (S,). Values 0, +-inf, NaN are left alone by positive factors, so
+    ``H_t = start + gain cumsum(nf)_t`` is ``h_t``'s if ``decay > 0``, and ``gain nf_t + decay H_{t-1}``
+    is it for every decay (``0 * inf`` is NaN, as with alpha = 1). Returns (B, T, S, D)."""
+    gv, dv = gain.view(1, 1, -1, 1), decay.view(1, 1, -1, 1)
+    H = start + gv * nf.cumsum(1)                                    # (B, T, S, D)
+    prev = torch.cat([start.expand(-1, -1, H.shape[2], -1), H[:, :-1]], dim=1)
+    return gv * nf + dv * prev
+
+
+def _forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool) -> Tensor:
+    """:func:`_scan_forward`, exact with inf/NaN: the chunks see the finite part of the inputs;
+    the rest is added as the recurrence carries it (forwards in time only)."""
+    y = _scan_forward(x, alphas, state, C, causal, finite_only=True)
+    if y is not None:
+        return y
+    a = alphas.to(device=x.device, dtype=x.dtype)                    # the reference's dtype
+    (xf, xn), sf = _split_finite(x), None
+    start = x.new_zeros(x.shape[0], 1, 1, x.shape[2])                # (B, 1, S|1, D)
+    if state is not None:
+        sf, sn = _split_finite(state.to(x.dtype))
+        start = sn[:, None]
+    P = _carried_nonfinite(xn[:, :, None], start, a, 1 - a)          # (B, T, S, D)
+    if causal:                                                       # trace at t: h_{t-1}
+        P = torch.cat([start.expand(-1, -1, a.numel(), -1), P[:, :-1]], dim=1)
+    return _scan_forward(xf, alphas, sf, C, causal) + P
+
+
+def _backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Tensor, Tensor]:
+    """:func:`_scan_backward`, exact with inf/NaN in ``g``: they reach only the gradients of the
+    same and earlier steps, as autograd through the recurrence gives."""
+    gx, gs = _scan_backward(g, alphas, C, causal)
+    if _all_finite(gs):                                              # any inf/NaN in g reaches rho_0
+        return gx, gs
+    B, T, S, D = g.shape
+    a = alphas.to(device=g.device, dtype=g.dtype)
+    gf, gn = _split_finite(g)                                        # (B, T, S, D) each
+    nf = torch.cat([gn[:, 1:], gn.new_zeros(B, 1, S, D)], 1) if causal else gn  # h_t feeds out_{t+1}
+    # the adjoint lam_t = g_t + (1 - a) lam_{t+1}: the same carry, backwards in time
+    lam = _carried_nonfinite(nf.flip(1), gn.new_zeros(B, 1, S, D), torch.ones_like(a), 1 - a).flip(1)
+    ps = (1 - a).view(1, S, 1) * lam[:, 0] + (gn[:, 0] if causal else 0)  # (B, S, D)
+    gx, gs = _scan_backward(gf, alphas, C, causal)
+    return gx + (a.view(1, 1, S, 1) * lam).sum(2), gs + ps
+
+
 class _EMAFunction(torch.autograd.Function):
     """Fast EMA with a custom backward (the adjoint scan), so no T-step autograd graph."""
 
     @staticmethod
     def forward(ctx, x, state, alphas, chunk_size, causal):          # x (B, T, D), state (B, S, D)
         ctx.alphas, ctx.chunk_size, ctx.causal = alphas, chunk_size, causal
-        return _scan_forward(x, alphas, state, chunk_size, causal)   # (B, T, S, D)
+        return _forward(x, alphas, state, chunk_size, causal)        # (B, T, S, D)
 
     @staticmethod
     def backward(ctx, g):                                            # g (B, T, S, D)
-        grad_x, grad_state = _scan_backward(g, ctx.alphas, ctx.chunk_size, ctx.causal)
+        grad_x, grad_state = _backward(g, ctx.alphas, ctx.chunk_size, ctx.causal)
         return grad_x, (grad_state if ctx.needs_input_grad[1] else None), None, None, None
 
 
@@ -300,7 +368,8 @@ def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RAT
     stays within float range because ``a <= max_rate`` bounds each step's log-decay (Mamba-2's
     chunked scan, in log space). The carries ``c`` into the ``T / chunk`` chunks come from a
     small masked decay matrix over chunks, so autograd sees only cumsums, exps and one einsum.
-    Computed in float32 at least (under bf16 autocast too).
+    Computed in float32 at least (under bf16 autocast too). Inf/NaN at step t reach steps >= t
+    only, as in the reference (the chunks see the finite part; a cumsum carries the rest).
 
     Args:
         logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
@@ -321,6 +390,9 @@ def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RAT
     B, T, N = v.shape
     a = max_rate * torch.sigmoid(logit)                                  # (B, T, N)
     la, x = torch.log1p(-a), a * v                                       # (B, T, N) each
+    carried = None                                  # inf/NaN (a NaN rate makes x NaN) go around
+    if not _all_finite(x):                          # the chunks; decay (1 - a) > 0 keeps inf as is
+        (x, carried), la = _split_finite(x), _split_finite(la)[0]
     pad = (-T) % chunk                                                   # padding at the end: a = 0
     if pad:
         la, x = F.pad(la, (0, 0, 0, pad)), F.pad(x, (0, 0, 0, pad))
@@ -337,4 +409,5 @@ def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RAT
     W = torch.where(below, torch.exp(torch.where(below, diff, torch.zeros_like(diff))), torch.zeros_like(diff))
     carry = torch.einsum("bkmn,bmn->bkn", W, intra[:, :, -1])            # (B, K, N)
     g = intra + torch.exp(L) * carry[:, :, None]                         # (B, K, C, N)
-    return g.reshape(B, K * chunk, N)[:, :T]
+    g = g.reshape(B, K * chunk, N)[:, :T]
+    return g if carried is None else g + carried.cumsum(1)

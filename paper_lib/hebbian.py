@@ -19,11 +19,14 @@ autograd anywhere in SPCN learning (the paper's Experiment 1).
   whose errors are noisy. The gate is the precision measured in units of the typical error
   variance and bounded by ``gate_max``: without the bound, a unit that has converged
   (variance near 0) would take an unbounded step, and a gate normalised by the *mean
-  precision* would let such a unit starve all the others (``tests/test_hebbian.py``). Dividing by the mean squared input norm ``<|x|^2>`` makes ``lr``
-  a dimensionless step (normalised LMS; stable for ``lr`` < 2 with ``g`` = 1).
+  precision* would let such a unit starve all the others (``tests/test_hebbian.py``).
+  Dividing by the mean squared input norm ``<|x|^2>`` makes ``lr * g_i`` a dimensionless
+  normalised-LMS step, stable below 2 for every input and free of oscillation up to 1, so
+  each unit's step is capped at ``max_step`` (default 1): a reliable unit learns faster than
+  a noisy one, never faster than that (``tests/test_fault_hebbian_stability.py``).
 - :class:`OjaHebbian`, a plain Hebbian rule for comparison (our design): the
-  correlation ``y x^T`` with Oja's decay ``- y^2 W`` (keeps the weights bounded), no error,
-  no precision.
+  correlation ``y x^T`` with Oja's decay ``- y^2 W``, no error, no precision; each unit's
+  step ``lr * <y_i^2>`` is capped at 1, which keeps the weights bounded for every activity.
 
 Updates are applied per minibatch of tokens (rows), averaging over the rows.
 """
@@ -56,9 +59,15 @@ class PGHU:
         normalise: express precision in units of the mean error variance and clip it to
             ``[1 / gate_max, gate_max]``; if False the gate is the raw precision.
         gate_max: bound of the normalised gate (dimensionless, >= 1).
+        max_step: cap of each unit's normalised-LMS step ``lr * g_i`` (dimensionless, in
+            (0, 2): stable for every input below 2, without oscillation up to 1).
+
+    Stable for every input: the cap keeps each unit's step inside the normalised-LMS range,
+    whatever ``lr``, the gate and the input statistics.
 
     Raises:
-        ValueError: ``n_units`` < 1, ``lr`` < 0, ``beta`` outside (0, 1], ``eps`` <= 0.
+        ValueError: ``n_units`` < 1, ``lr`` < 0, ``beta`` outside (0, 1], ``eps`` <= 0,
+        ``gate_max`` < 1, ``max_step`` outside (0, 2).
     """
 
     n_units: int
@@ -67,6 +76,7 @@ class PGHU:
     eps: float = 1e-4
     normalise: bool = True
     gate_max: float = 10.0
+    max_step: float = 1.0
 
     def __post_init__(self):
         if self.n_units < 1:
@@ -79,6 +89,8 @@ class PGHU:
             raise ValueError(f"eps must be > 0, got {self.eps}")
         if self.gate_max < 1:
             raise ValueError(f"gate_max must be >= 1, got {self.gate_max}")
+        if not 0 < self.max_step < 2:
+            raise ValueError(f"max_step must lie in (0, 2) (the normalised-LMS stable range), got {self.max_step}")
         self.err_mean = torch.zeros(self.n_units, dtype=torch.float64)   # (I,)
         self.err_var = torch.ones(self.n_units, dtype=torch.float64)     # (I,)
         self.steps = 0
@@ -94,6 +106,10 @@ class PGHU:
         if not self.normalise:
             return p
         return (p * (self.err_var.mean() + self.eps)).clamp(1 / self.gate_max, self.gate_max)
+
+    def unit_steps(self) -> Tensor:
+        """``(I,)`` each unit's normalised-LMS step ``min(lr * g_i, max_step)`` (dimensionless)."""
+        return (self.lr * self.gate()).clamp(max=self.max_step)
 
     @torch.no_grad()
     def update_stats(self, err: Tensor) -> None:
@@ -135,18 +151,23 @@ class PGHU:
         if x.shape[0] == 0:
             return err
         self.update_stats(err)
-        g = self.gate().to(W.dtype)                                       # (I,)
+        mu = self.unit_steps().to(W.dtype)                                     # (I,) lr * g, capped
         norm = (x * x).sum(1).mean().clamp_min(1e-12)                     # <|x|^2>
-        W.add_((g[:, None] * err.T) @ x, alpha=self.lr / (x.shape[0] * float(norm)))
+        W.add_((mu[:, None] * err.T) @ x, alpha=1.0 / (x.shape[0] * float(norm)))
         return err
 
 
 @dataclass
 class OjaHebbian:
-    """Plain Hebbian learning with Oja's decay: ``dW = lr * (y x^T - diag(y^2) W) / N``.
+    """Plain Hebbian learning with Oja's decay: ``dW_i = lr * (y_i x^T - y_i^2 W_i) / (N max(1, r_i))``.
 
     The comparison rule for PGHU (our design): no prediction error, no precision. Each row
     ``W_i`` converges to ``E[y_i x] / E[y_i^2]``, the mean input seen when unit i is active.
+
+    A minibatch moves ``W_i`` a fraction ``r_i = lr * <y_i^2>`` of the way to the batch's
+    fixed point ``sum y_i x / sum y_i^2``; plain Oja diverges when ``r_i >= 2`` (a large
+    post-synaptic activity), so the fraction is capped at 1 (the ``max(1, r_i)``): stable
+    for every activity and every ``lr``, and plain Oja wherever ``lr * <y_i^2> <= 1``.
 
     Args:
         lr: step size (per token, averaged over the minibatch), dimensionless.
@@ -176,8 +197,10 @@ class OjaHebbian:
         if n == 0:
             return err
         hebb = y.T @ x                                                    # (I, J)
-        decay = (y * y).sum(0)[:, None] * W                               # (I, J)
-        W.add_(hebb - decay, alpha=self.lr / n)
+        y2 = (y * y).sum(0)                                               # (I,)
+        decay = y2[:, None] * W                                           # (I, J)
+        over = (self.lr * y2 / n).clamp(min=1.0)[:, None].to(W.dtype)     # (I, 1) max(1, r_i)
+        W.add_((hebb - decay) / over, alpha=self.lr / n)
         return err
 
 

@@ -8,7 +8,7 @@ paper gives no training recipe.
 - Data order is a pure function of ``(seed, step)``: the batch of step ``s`` is drawn from
   ``numpy.random.default_rng([seed, s])``, so a resumed run sees exactly the batches an
   uninterrupted one would, and every DDP rank slices the same global batch.
-- Checkpoints every ``ckpt_every`` steps: ``stepNNNNNNN.safetensors`` (weights),
+- Checkpoints every ``ckpt_every`` steps and at the end: ``stepNNNNNNN.safetensors`` (weights),
   ``stepNNNNNNN.state.pt`` (optimizer, RNG states, log so far) and ``latest.json``, each
   written atomically (:mod:`paper_lib.atomic`); ``latest.json`` is written last, so a kill at
   any moment leaves the previous checkpoint usable. A killed and resumed run reaches the
@@ -25,9 +25,10 @@ Command line (clusters)::
 """
 from __future__ import annotations
 
+import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from .checkpoint import checkpoint_meta, latest_checkpoint, load_checkpoint, save_checkpoint
 from .evaluate import evaluate
 from .models.factory import build_model, sizes_for
 from .models.lm import count_params
@@ -142,6 +143,11 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
           desc: str | None = None, on_step=None) -> TrainResult:
     """Train ``model`` on the token stream ``ids`` for ``cfg.steps`` steps.
 
+    A rerun never overwrites a result with less (our design): a run that reaches
+    ``cfg.steps`` with an ``out_dir`` ends with a checkpoint, so rerunning it restores the
+    trained weights, trains 0 steps, leaves ``log.csv`` as it is and returns the recorded
+    loss and throughput; a resumed run continues the log without repeating rows.
+
     Args:
         model: a SPEN or Transformer (on its device; wrapped in DDP here when distributed).
         ids: 1-D token stream (``numpy`` integer array).
@@ -155,19 +161,26 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
 
     Returns:
         :class:`TrainResult`; ``final_loss`` is the mean training loss (nats) of the last step,
-        averaged over ranks; ``tokens_per_s`` the mean training throughput (global tokens).
+        averaged over ranks; ``tokens_per_s`` the mean training throughput (global tokens per
+        busy second, over the whole run, resumed parts included).
+
+    Raises:
+        ValueError: ``out_dir`` holds a checkpoint of a run with another config (one line
+        naming the differences; ``log_every`` and ``ckpt_every`` may change), or a token
+        stream shorter than ``seq_len + 2``.
     """
     from tqdm.auto import tqdm
 
     rank, world = _dist()
     device = next(model.parameters()).device
-    net, opt, ckpt_dir, start, history = _prepare(model, cfg, out_dir, resume, world, device)
+    net, opt, ckpt_dir, start, history, busy = _prepare(model, cfg, out_dir, resume, world, device)
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     tokens_per_step = cfg.batch_size * cfg.seq_len
     bar = tqdm(total=cfg.steps, initial=start, desc=desc or "train", disable=not progress or rank != 0,
                leave=False)
     model.train()
-    t_last, n_since, loss_val, busy = time.perf_counter(), 0, float("nan"), 0.0
+    t_last, n_since = time.perf_counter(), 0
+    loss_val = float(history[-1]["loss"]) if history and start >= end else float("nan")
     for step in range(start, end):
         t0 = time.perf_counter()
         lr = lr_at(step, cfg)
@@ -185,34 +198,58 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
         bar.update(1)
         if on_step is not None:
             on_step(step + 1)
-        if ckpt_dir is not None and cfg.ckpt_every and (step + 1) % cfg.ckpt_every == 0:
+        last = step + 1 == cfg.steps                              # the run is complete: keep it
+        if ckpt_dir is not None and ((cfg.ckpt_every and (step + 1) % cfg.ckpt_every == 0) or last):
             if rank == 0:
-                save_checkpoint(ckpt_dir, model, opt, step + 1, history)
+                save_checkpoint(ckpt_dir, model, opt, step + 1, history, _run_meta(cfg, busy))
             if world > 1:
                 dist.barrier()
     bar.close()
     df = pd.DataFrame(history, columns=["step", "tokens", "loss", "lr", "tokens_per_s", "elapsed_s"])
-    if out_dir is not None and rank == 0:
-        with atomic_path(Path(out_dir) / "log.csv") as tmp:
+    log = Path(out_dir) / "log.csv" if out_dir is not None else None
+    if log is not None and rank == 0 and (end > start or not log.exists()):  # a rerun keeps the log
+        with atomic_path(log) as tmp:
             df.to_csv(tmp, index=False)
-    tps = (end - start) * tokens_per_step / busy if busy > 0 else float("nan")
-    return TrainResult(df, loss_val, tps, end)
+    tps = max(start, end) * tokens_per_step / busy if busy > 0 else float("nan")
+    return TrainResult(df, loss_val, tps, max(start, end))
+
+
+# TrainConfig fields that change no result: a resumed run may change them
+_BOOKKEEPING = ("log_every", "ckpt_every")
+
+
+def _run_meta(cfg: TrainConfig, busy: float) -> dict:
+    """What a checkpoint records beside the log: the config (JSON form) and busy seconds so far."""
+    return {"config": json.loads(json.dumps(asdict(cfg))), "busy_s": busy}
 
 
 def _prepare(model: nn.Module, cfg: TrainConfig, out_dir, resume: bool, world: int, device):
-    """The optimizer, the (DDP-wrapped) network, and the step and log to start from."""
+    """The optimizer, the (DDP-wrapped) network, and the step, log and busy seconds to start from.
+
+    Raises:
+        ValueError: the checkpoint in ``out_dir`` was written by a run with another config.
+    """
     opt = make_optimizer(model, cfg)
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
         net = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     ckpt_dir = Path(out_dir) / "checkpoints" if out_dir is not None else None
-    start, history = 0, []
+    start, history, busy = 0, [], 0.0
     if ckpt_dir is not None and resume and latest_checkpoint(ckpt_dir) is not None:
+        meta = checkpoint_meta(ckpt_dir)
+        if "config" in meta:
+            old, new = meta["config"], _run_meta(cfg, 0.0)["config"]
+            diff = [f"{k}={old.get(k)!r} (now {v!r})" for k, v in new.items()
+                    if k not in _BOOKKEEPING and old.get(k) != v]
+            if diff:
+                raise ValueError(f"{out_dir} holds a checkpoint of another run ({', '.join(diff)}); "
+                                 "choose another output folder, or start over without resuming")
         start, history = load_checkpoint(ckpt_dir, model, opt)
+        busy = float(meta.get("busy_s", 0.0))
     else:
         torch.manual_seed(cfg.seed + 1)  # training-time RNG (unused by these models), seeded
-    return net, opt, ckpt_dir, start, history
+    return net, opt, ckpt_dir, start, history, busy
 
 
 def _step(net: nn.Module, model: nn.Module, opt, x, y, lr: float, grad_clip: float, device) -> torch.Tensor:

@@ -94,5 +94,37 @@ def test_empty_local_corpus_is_a_clear_error(tmp_path):
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    with pytest.raises(ValueError, match=r"corpus '.*empty.txt' has no training document"):
+    with pytest.raises(ValueError, match=r"corpus file .*empty.txt: 0 documents, and at least 2 are needed"):
         load_corpus(str(empty))
+
+
+@pytest.mark.parametrize("network", ["refused", "hangs"])
+@pytest.mark.parametrize("name", ["c4", "wikitext103"])
+def test_hub_corpus_without_network_fails_fast_in_one_line(monkeypatch, network, name):
+    """No offline variable set and no network: one quick check (< 2 s), not datasets' retries."""
+    import socket
+    import time
+
+    from paper_lib.data import corpus
+
+    def connect(*args, **kwargs):
+        if network == "hangs":
+            time.sleep(10)                    # a name lookup that never answers
+        raise OSError("Name or service not known")
+
+    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(socket, "create_connection", connect)
+    corpus.hub_reachable.cache_clear()
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(CorpusNeedsNetworkError) as err:
+            load_corpus(name, max_train_chars=1000)
+        assert time.perf_counter() - t0 < 2.0
+        msg = str(err.value)
+        assert "\n" not in msg and "needs the network" in msg and "'wiki_sample'" in msg
+        with pytest.raises(CorpusNeedsNetworkError, match="GPT-2 tokenizer needs the network"):
+            gpt2_tokenizer()                  # checked once per process: no second wait
+        assert time.perf_counter() - t0 < 2.0
+    finally:
+        corpus.hub_reachable.cache_clear()

@@ -86,8 +86,21 @@ def test_mask_and_errors():
     assert make_rule("none", 3) is None
 
 
-def test_no_autograd():
-    W_true, x, y = _linear_task(n=16)
-    W = torch.zeros_like(W_true, requires_grad=True)
-    PGHU(3).step(W.detach(), x.requires_grad_(), y)
-    assert W.grad is None
+def test_one_pghu_step_equals_its_closed_form_without_autograd():
+    """First step: statistics from this batch's errors, gate = precision in units of the mean
+    variance clipped to [1/gate_max, gate_max], step min(lr g, max_step), normalised by <|x|^2>."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(32, 6, generator=g, dtype=torch.float64)
+    W0 = torch.randn(3, 6, generator=g, dtype=torch.float64)
+    y = torch.randn(32, 3, generator=g, dtype=torch.float64) * torch.tensor([0.1, 1.0, 3.0], dtype=torch.float64)
+    e = y - x @ W0.T
+    var = e.var(0, unbiased=False)
+    gate = ((1 / (var + 1e-4)) * (var.mean() + 1e-4)).clamp(0.1, 10.0)
+    mu = (0.7 * gate).clamp(max=1.0)                    # unit 0 (reliable) capped at 1
+    assert float(0.7 * gate[0]) > 1 and float(0.7 * gate[2]) < 1
+    expected = W0 + (mu[:, None] * e.T) @ x / (32 * (x * x).sum(1).mean())
+    W = W0.clone()
+    err = PGHU(3, lr=0.7).step(W, x.clone().requires_grad_(), y)
+    torch.testing.assert_close(W, expected, rtol=0, atol=1e-12)
+    torch.testing.assert_close(err, e, rtol=0, atol=1e-12)
+    assert not err.requires_grad                        # local learning: no autograd graph

@@ -64,45 +64,140 @@ def test_atomic_path_leaves_nothing_on_failure(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
-def test_outputs_stamp_every_file(tmp_path):
-    out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path)
-    assert out.dir == tmp_path / "figures" / "99_demo"
+def _figure():
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
-    png = out.save_figure(fig, "curve")
+    return fig
+
+
+def test_outputs_stamp_every_file(tmp_path):
+    out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path, publish=True)
+    assert out.dir == tmp_path / "figures" / "99_demo" and out.commit == "unknown"  # tmp_path is no git checkout
+    png = out.save_figure(_figure(), "curve")
     out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
     out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
     manifest = json.loads((out.dir / "provenance.json").read_text())
     assert set(manifest) == {"curve.png", "curve.pdf", "table1.csv", "table1.md"}
     stamp = manifest["curve.png"]
     assert stamp["profile"] == "cpu" and stamp["seeds"] == [0, 1] and stamp["parameters"] == {"lr": 0.1}
-    assert stamp["source"] == "notebooks/99_demo.py" and "git_commit" in stamp and "date" in stamp
+    assert stamp["source"] == "notebooks/99_demo.py" and stamp["git_commit"] == "unknown"
+    assert "date" not in stamp and "note" not in stamp  # what identifies the result, not when it ran
     assert b"99_demo" in png.read_bytes()  # PNG text chunk carries the stamp
+    assert b"CreationDate" not in (out.dir / "curve.pdf").read_bytes()
     assert (out.dir / "table1.md").read_text().startswith("<!-- provenance:")
     metrics = json.loads((out.dir / "metrics.json").read_text())
     assert metrics["metrics"]["acc"]["mean"] == pytest.approx(0.6) and metrics["metrics"]["acc"]["n"] == 2
-    assert "date" not in metrics  # the same seed on the same commit writes the same file
+    assert "date" not in metrics and "note" not in metrics
+
+
+def test_a_run_that_does_not_publish_writes_under_build(tmp_path, monkeypatch):
+    monkeypatch.delenv("PAPER_LIB_PUBLISH", raising=False)
+    out = Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path)  # Jupyter, a script, papermill by hand
+    assert out.dir == tmp_path / "build" / "cpu" / "figures" / "99_demo" and not out.published
+    monkeypatch.setenv("PAPER_LIB_PUBLISH", "1")
+    assert Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path).dir == tmp_path / "figures" / "99_demo"
+    smoke = Outputs("99_demo", "smoke", {}, seeds=[0], root=tmp_path)  # smoke never publishes
+    assert smoke.dir == tmp_path / "build" / "smoke" / "figures" / "99_demo" and not smoke.published
+
+
+def test_a_run_replaces_the_old_folder_only_when_complete(tmp_path):
+    first = Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path)
+    first.save_data(pd.DataFrame({"x": [1]}), "old_only")
+    first.write_metrics({"acc": [0.5]})
+    second = Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path)
+    second.save_data(pd.DataFrame({"x": [2]}), "curve")
+    assert sorted(p.name for p in first.dir.iterdir()) == ["metrics.json", "old_only.csv", "provenance.json"]
+    second.write_metrics({"acc": [0.9]})  # complete: the new folder replaces the old one, no mixture
+    assert sorted(p.name for p in second.dir.iterdir()) == ["curve.csv", "metrics.json", "provenance.json"]
+    assert json.loads((second.dir / "metrics.json").read_text())["metrics"]["acc"]["mean"] == 0.9
+    assert sorted(p.name for p in second.dir.parent.iterdir()) == ["99_demo"]  # no staging folder left
+
+
+def test_a_failed_run_leaves_the_old_folder_intact(tmp_path):
+    with Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path) as out:
+        out.save_data(pd.DataFrame({"x": [1]}), "curve")
+    before = (out.dir / "curve.csv").read_bytes()
+    with pytest.raises(RuntimeError, match="cell failed"):
+        with Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path) as out:
+            out.save_data(pd.DataFrame({"x": [2]}), "curve")
+            out.save_data(pd.DataFrame({"y": [2]}), "other")
+            raise RuntimeError("cell failed")
+    assert (out.dir / "curve.csv").read_bytes() == before and not (out.dir / "other.csv").exists()
+    assert sorted(p.name for p in out.dir.parent.iterdir()) == ["99_demo"]
+
+
+def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_path):
+    def run(root):
+        with Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=root, publish=True) as out:
+            out.save_figure(_figure(), "curve")
+            out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
+            out.write_metrics({"acc": [0.5, 0.7]})
+        return {p.name: p.read_bytes() for p in out.dir.iterdir()}
+
+    first = run(tmp_path / "a")
+    import time
+
+    time.sleep(1.1)  # a date with one-second resolution would differ
+    second = run(tmp_path / "b")
+    assert set(first) == {"curve.png", "curve.pdf", "table1.csv", "table1.md", "metrics.json", "provenance.json"}
+    assert first == second
+
+
+def test_smoke_outputs_say_they_prove_nothing(tmp_path):
+    from paper_lib.pipeline.plots import SMOKE_NOTE
+
+    with Outputs("99_demo", "smoke", {}, seeds=[0], root=tmp_path) as out:
+        out.save_table(pd.DataFrame({"acc": [0.5]}), "table1")
+        out.write_metrics({"acc": [0.5]})
+    assert json.loads((out.dir / "metrics.json").read_text())["note"] == SMOKE_NOTE == "smoke run: checks the plumbing, proves nothing"
+    assert (out.dir / "table1.md").read_text().splitlines()[0] == "**Smoke run: checks the plumbing, proves nothing.**"
+
+
+def _git_repo(root: Path) -> None:
+    for args in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    (root / "paper_lib").mkdir()
+    (root / "paper_lib" / "m.py").write_text("x = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "sources"], cwd=root, check=True)
+
+
+def test_the_stamp_names_the_commit_of_the_sources_and_refuses_a_dirty_tree(tmp_path):
+    from paper_lib.pipeline.provenance import git_commit
+
+    _git_repo(tmp_path)
+    sources = git_commit(tmp_path)
+    assert len(sources) == 12 and not sources.endswith("-dirty")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "f.csv").write_text("1\n")
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "commit", "-qm", "figures"], cwd=tmp_path, check=True)
+    assert git_commit(tmp_path) == sources  # committing results does not change the stamp
+    (tmp_path / "paper_lib" / "m.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == sources + "-dirty"
+    with pytest.raises(ValueError) as err:
+        Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path, publish=True)
+    assert str(err.value).startswith(f"refusing to publish to figures/ from uncommitted sources (commit {sources}-dirty")
+    assert "\n" not in str(err.value)
+    assert Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path).dir == tmp_path / "build" / "cpu" / "figures" / "99_demo"
+    assert Outputs("99_demo", "smoke", {}, seeds=[0], root=tmp_path, publish=True).commit.endswith("-dirty")
 
 
 def test_smoke_outputs_never_land_in_figures(tmp_path):
     assert output_dir("01_grammar_probe", "smoke", tmp_path) == tmp_path / "build" / "smoke" / "figures" / "01_grammar_probe"
     assert output_dir("01_grammar_probe", "paper", tmp_path) == tmp_path / "figures" / "01_grammar_probe"
+    assert output_dir("01_grammar_probe", "paper", tmp_path, publish=False) == tmp_path / "build" / "paper" / "figures" / "01_grammar_probe"
 
 
-def test_make_rejects_an_unknown_profile():
+def test_make_rejects_an_unknown_profile_before_installing(tmp_path):
     proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode != 0
     assert "unknown profile 'huge'; allowed: smoke, cpu, paper" in proc.stderr
-
-
-def test_unknown_notebook_parameter_is_rejected(tmp_path):
-    nb = tmp_path / "nb" / "00_demo.py"
-    nb.parent.mkdir()
-    nb.write_text('# %% tags=["parameters"]\nprofile = "cpu"\nseeds = None\n')
-    with pytest.raises(ValueError, match=r"unknown notebook parameter\(s\) seedz for 00_demo; allowed: profile, seeds"):
-        from paper_lib.pipeline.runner import run_notebook
-        run_notebook(nb, "smoke", {"seedz": [3]}, build=tmp_path / "build")
-    assert not (tmp_path / "build" / "executed").exists() or not any((tmp_path / "build" / "executed").rglob("*.ipynb"))
+    venv = tmp_path / "venv"
+    proc = subprocess.run(["make", "all", "PROFILE=typo", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0 and proc.stdout == "" and not venv.exists()  # nothing installed, nothing run
+    assert proc.stderr.strip().endswith("*** error: unknown profile 'typo'; allowed: smoke, cpu, paper.  Stop.")
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_format_mean_ci_says_when_there_is_no_interval():

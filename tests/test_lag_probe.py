@@ -6,7 +6,8 @@ import torch
 
 from paper_lib.data.grammar import make_documents, make_split, pad_labels
 from paper_lib.ema import ema_traces
-from paper_lib.experiments.transfer import alpha_subsets, group_accuracy, paired_verdict, word_dropout
+from paper_lib.experiments.transfer import alpha_subsets, word_dropout
+from paper_lib.experiments.transfer_tables import group_accuracy, paired_verdict
 from paper_lib.models.gru import GRULMConfig, gru_states, train_gru_lm
 from paper_lib.probes import lag_decodability, lagged
 

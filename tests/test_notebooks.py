@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,28 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 # The metric names each notebook's issue asks for (a notebook may write more).
 REQUIRED_METRICS = {
     "01_grammar_probe": ["spcn_probe_acc_A", "spcn_labelfree_acc_A", "spcn_untrained_acc_A",
-                         "bigru_acc_A", "spcn_over_bigru_A"],
+                         "bigru_acc_A", "spcn_over_bigru_A", "spcn_level1_floor_acc_A", "spcn_learned_feat_acc_A",
+                         "spcn_backprop_acc_A"],
     "02_transfer": ["spcn_acc_B", "bigru_acc_B", "spcn_struct_acc_B", "bigru_struct_acc_B",
-                    "spcn_lexical_acc_A", "bigru_lexical_acc_A", "spcn_deep_acc_A"],
+                    "spcn_lexical_acc_A", "bigru_lexical_acc_A", "spcn_deep_acc_A", "gru_causal_acc_B",
+                    "gru_causal_struct_acc_B", "spcn_bidir_struct_acc_B", "bigru_nounk_struct_acc_B",
+                    "spcn_content_acc_B", "spcn_function_acc_B", "spcn_deep_acc_hard", "bigru_deep_acc_hard",
+                    "gru_causal_deep_acc_hard", "spcn_lexical_causal_acc_A", "bigru_lexical_causal_acc_A"],
     "03_spen_train": ["spen_val_ppl", "transformer_val_ppl", "ppl_ratio", "spen_ood_ppl",
                       "transformer_ood_ppl", "spen_tokens_per_s", "transformer_tokens_per_s"],
     "04_predictor_ablation": ["loss_linear", "loss_linear_attention", "loss_softmax_attention",
                               "loss_history_attention", "loss_selective", "loss_token_attention"],
+    "05_associative_recall": ["recall_acc_spen_linear", "recall_acc_spen_linear_attention",
+                              "recall_acc_spen_softmax_attention", "recall_acc_spen_history_attention",
+                              "recall_acc_spen_selective", "recall_acc_spen_token_attention",
+                              "recall_acc_transformer", "recall_acc_gru"],
 }
-SMOKE_BUDGET_S = 120  # seconds per notebook at the smoke profile (issue: "under 2 minutes")
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_at_smoke(source: Path):
-    t0 = time.perf_counter()
-    executed = run_notebook(source, "smoke")
-    elapsed = time.perf_counter() - t0
+    executed = run_notebook(source, "smoke")  # no wall-time assertion: timing is benchmarks' (issue 14)
     assert executed.is_file()
     metrics_path = output_dir(source.stem, "smoke") / "metrics.json"
     doc = json.loads(metrics_path.read_text())
@@ -40,4 +44,3 @@ def test_notebook_runs_at_smoke(source: Path):
     for name in REQUIRED_METRICS.get(source.stem, []):
         assert name in doc["metrics"], f"{source.stem} did not write metric {name}"
         assert set(doc["metrics"][name]) >= {"mean", "ci95", "n"}
-    assert elapsed < SMOKE_BUDGET_S, f"{source.stem} took {elapsed:.0f} s at smoke (budget {SMOKE_BUDGET_S} s)"

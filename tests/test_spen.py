@@ -71,3 +71,36 @@ def test_bad_config():
         SPENConfig(alphas=(0.5, 1.5))
     with pytest.raises(ValueError, match="divisible by n_head"):
         TransformerConfig(d_model=30, n_head=4)
+
+
+def _scatter_reference(ffn, x):
+    """The sparse FFN as first written: topk, then the kept values scattered into zeros."""
+    a = torch.nn.functional.gelu(ffn.fc(x))
+    vals, idx = a.topk(ffn.k, dim=-1)
+    return ffn.proj(torch.zeros_like(a).scatter(-1, idx, vals))
+
+
+@pytest.mark.parametrize("d_model, d_ff", [(32, 200), (64, 256), (128, 512)])
+def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff):
+    from paper_lib.models.spen import SparseFFN
+
+    torch.manual_seed(0)
+    ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": d_model, "d_ff": d_ff}))
+    x = torch.randn(3, 17, d_model, requires_grad=True)
+    g = torch.randn(3, 17, d_model)
+    grads = []
+    for fn in (ffn, lambda v: _scatter_reference(ffn, v)):
+        for p in [x, *ffn.parameters()]:
+            p.grad = None
+        y = fn(x)
+        y.backward(g)
+        grads.append((y.detach(), x.grad.clone(), [p.grad.clone() for p in ffn.parameters()]))
+    (y1, gx1, gp1), (y2, gx2, gp2) = grads
+    assert torch.allclose(y1, y2, atol=1e-6)
+    assert torch.allclose(gx1, gx2, atol=1e-6)
+    for a, b in zip(gp1, gp2, strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+    hidden = {}
+    ffn.proj.register_forward_hook(lambda m, inp, out: hidden.setdefault("a", inp[0]))
+    ffn(x)
+    assert ((hidden["a"] != 0).sum(-1) == ffn.k).all()  # exactly k active per position

@@ -61,6 +61,7 @@ def _ddp_worker(rank: int, world: int, rdv: str, out: str) -> None:
     dist.destroy_process_group()
 
 
+@pytest.mark.multiprocess
 def test_ddp_two_processes_agree_with_one(tmp_path):
     out = str(tmp_path / "ddp.pt")
     mp.spawn(_ddp_worker, args=(2, str(tmp_path / "rdv"), out), nprocs=2, join=True)
@@ -117,3 +118,33 @@ def test_on_step_sees_every_step_and_does_not_change_training():
     assert seen == [1, 2, 3, 4, 5, 6]
     assert len(losses) == 2 and losses[1] < losses[0]
     assert np.allclose(hooked.history["loss"], plain.history["loss"], atol=1e-6)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--profile", "nonsense"], "argument --profile: invalid choice: 'nonsense'"),
+    (["--predictor", "nope"], "argument --predictor: invalid choice: 'nope'"),
+    (["--steps", "0"], "argument --steps: must be >= 1, got 0"),
+    (["--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
+    (["--seed", "-1"], "argument --seed: must be >= 0, got -1"),
+    (["--steps", "ten"], "argument --steps: must be an integer >= 1, got 'ten'"),
+])
+def test_cli_bad_arguments_are_one_line_errors(argv, message, capsys):
+    from paper_lib.train_cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"python -m paper_lib.train: error: {message}") and "Traceback" not in err
+
+
+def test_cli_value_errors_are_one_line(monkeypatch, capsys, tmp_path):
+    """A ValueError past argparse (here: an unknown override) is caught once: one line, status 2."""
+    from paper_lib import train_cli
+
+    def bad(profile, over):
+        raise ValueError("unknown setting 'x'; allowed: a, b")
+
+    monkeypatch.setattr(train_cli, "settings_for", bad)
+    assert train_cli.main(["--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "error: unknown setting 'x'; allowed: a, b\n"

@@ -15,27 +15,34 @@ evaluation-only text):
 - ``"c4"``: C4 English (``allenai/c4``, ``en``), streaming, train/validation (the paper's).
 - ``"wikitext103"``: WikiText-103 (``Salesforce/wikitext``, ``wikitext-103-raw-v1``) for the
   Wikipedia evaluation (the paper reports Wikipedia perplexity 729).
-- a local ``.txt`` / ``.jsonl`` / ``.parquet`` file (``"path/to/file.jsonl"``; documents
-  are lines, or the ``text`` field).
+- a local ``.txt`` / ``.jsonl`` / ``.json`` / ``.parquet`` file (``"path/to/file.jsonl"``;
+  documents are lines, or the ``text`` field), read by :mod:`paper_lib.data.local_files`,
+  which names the file and the row of anything malformed.
 
-One code path: every source is read as a stream of documents through HF ``datasets``
-(``load_dataset(..., streaming=True)``); the gensim sample is first extracted once into a
-JSONL cache under ``data/`` and then read like any local file. Offline, the hub sources
-fail with one line that says so and names the offline default. Documents are plain text.
+Hub sources and the gensim samples are read as streams of documents through HF
+``datasets`` (``load_dataset(..., streaming=True)``); the gensim Wikipedia sample is first
+extracted once into a JSONL cache under ``data/``. Offline (``HF_HUB_OFFLINE``, or the hub not
+answering one 1.5 s check), the hub sources fail at once with one line that names the
+offline default. Documents are plain text.
 Our design throughout (the paper only names C4 and Wikipedia).
 """
 from __future__ import annotations
 
 import bz2
+import functools
 import hashlib
 import json
 import os
 import re
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import urlparse
 
 from ..pipeline.atomic import write_text
+from .local_files import LOCAL_FORMATS, local_docs, malformed_file
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 OFFLINE_DEFAULT = "wiki_sample"
@@ -49,7 +56,8 @@ HUB_SOURCES = {
     "wikitext103": ("Salesforce/wikitext", "wikitext-103-raw-v1",
                     {"train": "train", "validation": "validation", "test": "test"}, "text"),
 }
-LOCAL_BUILDERS = {".txt": "text", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+HUB_PROBE_S = 1.5
+"""Seconds the one network check of a process waits for the hub (so offline fails in < 2 s)."""
 
 
 class CorpusNeedsNetworkError(RuntimeError):
@@ -165,9 +173,36 @@ def extract_wiki_sample(min_chars: int = 2000, val_percent: float = 10.0, data_d
 # --------------------------------------------------------------------------- streaming
 
 def hub_offline() -> bool:
-    """True when the environment forbids the hub (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE``)."""
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    """True when the hub cannot be used: the environment forbids it (``HF_HUB_OFFLINE`` /
+    ``HF_DATASETS_OFFLINE``), or it did not answer the process's one quick check
+    (:func:`hub_reachable`)."""
+    forbidden = any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+                    for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return forbidden or not hub_reachable()
+
+
+@functools.lru_cache(maxsize=1)
+def hub_reachable(timeout_s: float = HUB_PROBE_S) -> bool:
+    """Whether a TCP connection to the hub (``HF_ENDPOINT``, or the HTTPS proxy when one is set)
+    opens within ``timeout_s`` seconds; checked once per process, in a thread, so that a
+    hanging name lookup cannot stall the caller (our design: ``datasets`` retries for ~30 s)."""
+    proxy = next((os.environ[v] for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+                  if os.environ.get(v)), None)
+    url = urlparse(proxy or os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname, url.port or (80 if url.scheme == "http" else 443)
+    answer: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout_s).close()
+            answer.append(True)
+        except (OSError, ValueError):
+            answer.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return bool(answer and answer[0])
 
 
 def needs_network_error(what: str, advice: str | None = None) -> CorpusNeedsNetworkError:
@@ -221,14 +256,12 @@ def stream_docs(name: str, split: str = "train", min_chars: int = 2000, val_perc
         if name == "wikitext103":
             return _wikitext_articles(_stream(path, config, splits[split], field, hub=True))
         return _stream(path, config, splits[split], field, hub=True)
-    suffix = "".join(Path(name).suffixes[-1:]).lower()
-    if suffix in LOCAL_BUILDERS:
+    if Path(name).suffix.lower() in LOCAL_FORMATS:
         if not Path(name).is_file():
             raise ValueError(f"no such corpus file: {name}")
-        field = "text"
-        return _stream(LOCAL_BUILDERS[suffix], None, "train", field, hub=False, data_files=str(name))
+        return local_docs(name)
     raise ValueError(f"unknown corpus {name!r}; allowed: wiki_sample, lee_background, c4, wikitext103, "
-                     f"or a local {'/'.join(LOCAL_BUILDERS)} file")
+                     f"or a local {'/'.join(LOCAL_FORMATS)} file")
 
 
 def _wikitext_articles(lines: Iterator[str]) -> Iterator[str]:
@@ -263,8 +296,9 @@ def load_corpus(name: str = OFFLINE_DEFAULT, max_train_chars: int | None = None,
     ``max_*_chars`` cap how much of a (streaming, possibly huge) source is read.
 
     Raises:
-        ValueError: unknown source, or no training document in a local file.
-        CorpusNeedsNetworkError: a hub source offline.
+        ValueError: unknown source, or a local file that is malformed or holds fewer than 2
+        documents (one line naming the file, the row and what is allowed).
+        CorpusNeedsNetworkError: a hub source offline (one line naming ``wiki_sample``).
     """
     if name in HUB_SOURCES or name == "wiki_sample":
         kw = dict(min_chars=min_chars, val_percent=val_percent, data_dir=data_dir)
@@ -272,12 +306,12 @@ def load_corpus(name: str = OFFLINE_DEFAULT, max_train_chars: int | None = None,
         val = take_chars(stream_docs(name, "validation", **kw), max_val_chars)
         return Corpus(name, train, val)
     docs = list(stream_docs(name, "train", min_chars=min_chars, data_dir=data_dir))
+    if len(docs) < 2:
+        raise malformed_file(name, f"{len(docs)} document{'s' * (len(docs) != 1)}, and at least 2 are needed "
+                              "(the first goes to validation)")
     every = max(2, round(100 / val_percent))
     train = take_chars((d for i, d in enumerate(docs) if i % every), max_train_chars)
     val = take_chars((d for i, d in enumerate(docs) if i % every == 0), max_val_chars)
-    if not train:
-        raise ValueError(f"corpus {name!r} has no training document "
-                         "(local .txt files hold one document per non-empty line)")
     return Corpus(Path(name).name if Path(name).suffix else name, train, val)
 
 
@@ -289,4 +323,7 @@ def load_eval_docs(name: str, max_chars: int | None = None, **kwargs) -> list[st
         ValueError: unknown source. CorpusNeedsNetworkError: a hub source offline.
     """
     split = "train" if name == "lee_background" or Path(name).suffix else "validation"
-    return take_chars(stream_docs(name, split, **kwargs), max_chars)
+    docs = take_chars(stream_docs(name, split, **kwargs), max_chars)
+    if not docs and Path(name).suffix.lower() in LOCAL_FORMATS:
+        raise malformed_file(name, "no document")
+    return docs

@@ -23,16 +23,11 @@ object relative's subject) up to ``max_depth`` (default 3). Every token carries 
 *embedding depth*: 0 in the main clause, d + 1 for ``that`` and everything inside a relative
 clause opened at depth d.
 
-The 20 roles are of two kinds (:data:`ROLE_KIND`):
-
-- **structural** (13): decided by the position in the construction given the word
-  categories, e.g. ``VERB_REL`` (the verb inside a relative clause) versus ``VERB_MAIN``;
-  they are the same in Grammar B, whose content words were never seen.
-- **lexical** (7): decided by *which content word* occurred: thematic roles of the main
-  subject and object depend on the main verb's class (same word order, different roles:
-  "the dog chases the cat" gives AGENT/PATIENT, "the dog fears the cat" EXPERIENCER/STIMULUS,
-  "the dog falls" THEME, a subject that undergoes the event), and the noun after ``with`` is
-  an INSTRUMENT or a COMPANION depending on the noun itself.
+The 20 roles (:mod:`paper_lib.data.roles`) are **structural** (13, decided by the position in
+the construction, e.g. ``VERB_REL`` versus ``VERB_MAIN``) or **lexical** (7, decided by which
+content word occurred: the main subject is AGENT, EXPERIENCER or THEME by the main verb's class;
+the noun after ``with`` is an INSTRUMENT or a COMPANION by the noun itself).
+``GrammarConfig.hard()`` is the harder variant of :mod:`paper_lib.data.grammar_hard`.
 
 Generation is deterministic per seed (``numpy.random.default_rng``); :func:`make_split`
 splits by sentence, with no sentence in both splits.
@@ -45,43 +40,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-# ----------------------------------------------------------------------------- roles
-ROLES: tuple[str, ...] = (
-    # structural: decided by position in the construction
-    "DET", "DEGREE", "ADJ", "REL_PRON", "VERB_MAIN", "VERB_REL", "REL_SUBJ", "REL_OBJ",
-    "PREP", "LOCATION", "GOAL", "ADV", "END",
-    # lexical: decided by which content word occurred
-    "AGENT", "EXPERIENCER", "THEME", "PATIENT", "STIMULUS", "INSTRUMENT", "COMPANION",
-)
-"""The 20 role names; a role's id is its index here."""
-
-N_ROLES = len(ROLES)
-ROLE_ID: dict[str, int] = {r: i for i, r in enumerate(ROLES)}
-ROLE_KIND: dict[str, str] = {r: ("structural" if i < 13 else "lexical") for i, r in enumerate(ROLES)}
-"""``"structural"`` or ``"lexical"`` for each role name."""
-
-ROLE_DESCRIPTION: dict[str, str] = {
-    "DET": "determiner of any noun phrase",
-    "DEGREE": "'very' before an adjective",
-    "ADJ": "adjective before a noun",
-    "REL_PRON": "relative pronoun opening a relative clause",
-    "VERB_MAIN": "verb of the main clause",
-    "VERB_REL": "verb inside a relative clause",
-    "REL_SUBJ": "subject noun inside an object relative clause ('that [the cat] chases')",
-    "REL_OBJ": "object noun inside a subject relative clause ('that chases [the cat]')",
-    "PREP": "preposition",
-    "LOCATION": "noun after a locative preposition (near, on, under)",
-    "GOAL": "noun after 'to' (motion verbs)",
-    "ADV": "sentence adverb before the full stop",
-    "END": "the full stop",
-    "AGENT": "main subject of an action or motion verb",
-    "EXPERIENCER": "main subject of a psych verb",
-    "THEME": "main subject of an unaccusative verb (the subject undergoes the event)",
-    "PATIENT": "main object of an action verb",
-    "STIMULUS": "main object of a psych verb",
-    "INSTRUMENT": "noun after 'with' that is a tool",
-    "COMPANION": "noun after 'with' that is an animal (A) or a vehicle (B)",
-}
+from .documents import make_documents, pad_labels  # noqa: F401 (re-exported)
+from .grammar_hard import HardRules, plural_noun, plural_verb
+from .roles import N_ROLES, ROLE_DESCRIPTION, ROLE_ID, ROLE_KIND, ROLES, dependency_bin  # noqa: F401 (re-exported)
 
 # ----------------------------------------------------------------------------- lexicons
 FUNCTION_WORDS: dict[str, tuple[str, ...]] = {
@@ -129,6 +90,9 @@ _SUBJ_ROLE = {"v_action": "AGENT", "v_motion": "AGENT", "v_psych": "EXPERIENCER"
 _OBJ_ROLE = {"v_action": "PATIENT", "v_psych": "STIMULUS"}
 
 
+VARIANTS: tuple[str, ...] = ("paper", "hard")
+
+
 @dataclass(frozen=True)
 class GrammarConfig:
     """Probabilities of the optional constructions (our design: the paper is silent).
@@ -150,12 +114,23 @@ class GrammarConfig:
     adv_p: float = 0.2           # P(sentence adverb)
     instrument_p: float = 0.6    # P(tool | 'with' after an action verb); else an animate noun
     verb_class_p: tuple[float, float, float, float] = (0.4, 0.2, 0.2, 0.2)
+    variant: str = "paper"       # "paper" (the default, reproduces the paper's numbers) | "hard"
+    reduced_rc_p: float = 0.8    # hard: P(object relative has no relative pronoun)
+    plural_p: float = 0.5        # hard: P(noun phrase is plural; its verb agrees)
+
+    @classmethod
+    def hard(cls, **kw) -> "GrammarConfig":
+        """The harder grammar (issue 11): object relatives mostly without pronoun, number
+        agreement across centre embedding, more centre embedding (see :mod:`paper_lib.data.grammar_hard`)."""
+        return cls(**{"variant": "hard", "object_rc_p": 0.7, "rc_p": 0.45, **kw})
 
     def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown grammar variant {self.variant!r}; allowed: {', '.join(VARIANTS)}")
         if not (0 <= self.max_depth <= 8):
             raise ValueError(f"max_depth must be in 0..8, got {self.max_depth}")
         for name in ("rc_p", "object_rc_p", "adj_p", "degree_p", "with_p", "goal_p", "loc_p",
-                     "loc_rel_p", "adv_p", "instrument_p"):
+                     "loc_rel_p", "adv_p", "instrument_p", "reduced_rc_p", "plural_p"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {v}")
@@ -175,12 +150,15 @@ class Corpus:
         sentences: list of token lists (words).
         roles: list of role-id lists (ids index :data:`ROLES`), aligned with ``sentences``.
         depths: list of depth lists (0 = main clause), aligned with ``sentences``.
+        heads: list of lists: per token, the position of the word that fixes its role
+            (itself for a role its own word decides; see :mod:`paper_lib.data.roles`).
     """
 
     grammar: str
     sentences: list[list[str]] = field(default_factory=list)
     roles: list[list[int]] = field(default_factory=list)
     depths: list[list[int]] = field(default_factory=list)
+    heads: list[list[int]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -202,11 +180,16 @@ class Corpus:
         return [w for s in self.sentences for w in s]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per token: sentence, position, word, role id and name, role kind, depth."""
-        rows = [(i, t, w, r, ROLES[r], ROLE_KIND[ROLES[r]], d)
-                for i, (s, rs, ds) in enumerate(zip(self.sentences, self.roles, self.depths, strict=True))
-                for t, (w, r, d) in enumerate(zip(s, rs, ds, strict=True))]
-        return pd.DataFrame(rows, columns=["sentence", "position", "word", "role_id", "role", "kind", "depth"])
+        """One row per token: sentence, position, word, role id and name, role kind, depth,
+        ``dep_distance`` (head - position, tokens; > 0: a later word fixes the role) and ``dep_bin``."""
+        heads = self.heads or [list(range(len(s))) for s in self.sentences]
+        rows = [(i, t, w, r, ROLES[r], ROLE_KIND[ROLES[r]], d, h - t)
+                for i, (s, rs, ds, hs) in enumerate(zip(self.sentences, self.roles, self.depths, heads, strict=True))
+                for t, (w, r, d, h) in enumerate(zip(s, rs, ds, hs, strict=True))]
+        df = pd.DataFrame(rows, columns=["sentence", "position", "word", "role_id", "role", "kind", "depth",
+                                         "dep_distance"])
+        df["dep_bin"] = dependency_bin(df["dep_distance"].to_numpy()) if len(df) else []
+        return df
 
 
 def check_grammar(grammar: str) -> str:
@@ -217,8 +200,12 @@ def check_grammar(grammar: str) -> str:
 
 
 def content_words(grammar: str) -> set[str]:
-    """The content words of ``grammar`` (nouns, adjectives, verbs)."""
-    return {w for ws in LEXICONS[check_grammar(grammar)].values() for w in ws}
+    """The content words of ``grammar`` (nouns, adjectives, verbs), plural forms included."""
+    lex = LEXICONS[check_grammar(grammar)]
+    base = {w for ws in lex.values() for w in ws}
+    nouns = {plural_noun(w) for c in ("animate", "tool", "place") for w in lex[c]}
+    verbs = {plural_verb(w) for c in _VERB_CLASSES for w in lex[c]}
+    return base | nouns | verbs
 
 
 def function_words() -> set[str]:
@@ -226,17 +213,26 @@ def function_words() -> set[str]:
     return {w for ws in FUNCTION_WORDS.values() for w in ws}
 
 
-def vocabulary(grammar: str) -> list[str]:
-    """All words of ``grammar``, sorted (function words included)."""
-    return sorted(content_words(grammar) | function_words())
+def vocabulary(grammar: str, variant: str = "paper") -> list[str]:
+    """All words of ``grammar``, sorted (function words included; plural forms for ``"hard"``)."""
+    words = content_words(grammar) if variant == "hard" else {w for ws in LEXICONS[check_grammar(grammar)].values() for w in ws}
+    return sorted(words | function_words())
 
 
 class _Generator:
-    """One sentence at a time: a recursive generator over the rules in the module docstring."""
+    """One sentence at a time: a recursive generator over the rules in the module docstring.
+
+    ``out`` holds ``[word, role, depth, head]`` per token; ``head`` is the position of the word
+    that fixes the token's role (our design, :mod:`paper_lib.data.roles`): itself for function
+    words, adjectives and nouns whose own class decides (INSTRUMENT/COMPANION); the main verb for
+    the main subject and object; the verb of the clause for REL_OBJ; the relative pronoun for
+    REL_SUBJ; the preposition for LOCATION/GOAL; the subject (the agreement controller) for a verb.
+    """
 
     def __init__(self, grammar: str, cfg: GrammarConfig, rng: np.random.Generator):
         self.lex, self.cfg, self.rng = LEXICONS[grammar], cfg, rng
-        self.out: list[tuple[str, str, int]] = []
+        self.fw = FUNCTION_WORDS
+        self.out: list[list] = []
 
     def pick(self, words: Sequence[str]) -> str:
         return words[int(self.rng.integers(len(words)))]
@@ -244,68 +240,81 @@ class _Generator:
     def coin(self, p: float) -> bool:
         return bool(self.rng.random() < p)
 
-    def emit(self, word: str, role: str, depth: int) -> None:
-        self.out.append((word, role, depth))
+    def emit(self, word: str, role: str, depth: int, head: int | None = None) -> int:
+        i = len(self.out)
+        self.out.append([word, role, depth, i if head is None else head])
+        return i
+
+    def verb_word(self, verb_class: str, subj: int | None) -> str:
+        """A verb of ``verb_class`` (the hard grammar makes it agree with the noun at ``subj``)."""
+        return self.pick(self.lex[verb_class])
 
     def verb_class(self, transitive_only: bool = False) -> str:
         p = np.asarray(self.cfg.verb_class_p[:2] if transitive_only else self.cfg.verb_class_p, float)
         return _VERB_CLASSES[int(self.rng.choice(len(p), p=p / p.sum()))]
 
-    def np_(self, role: str, depth: int, noun_cat: str = "animate", rc_allowed: bool = True) -> None:
-        """DET [[very] ADJ] NOUN [RC]."""
+    def np_(self, role: str, depth: int, noun_cat: str = "animate", rc_allowed: bool = True,
+            head: int | None = None) -> int:
+        """DET [[very] ADJ] NOUN [RC]; returns the noun's position."""
         cfg = self.cfg
         self.emit(self.pick(FUNCTION_WORDS["det"]), "DET", depth)
         if self.coin(cfg.adj_p):
             if self.coin(cfg.degree_p):
                 self.emit("very", "DEGREE", depth)
             self.emit(self.pick(self.lex["adj"]), "ADJ", depth)
-        self.emit(self.pick(self.lex[noun_cat]), role, depth)
+        noun = self.emit(self.pick(self.lex[noun_cat]), role, depth, head)
         if rc_allowed and depth < cfg.max_depth and self.coin(cfg.rc_p):
-            self.rc(depth + 1)
+            self.rc(depth + 1, noun)
+        return noun
 
-    def rc(self, depth: int) -> None:
-        """that VP_rel | that NP V_trans, every token at ``depth``."""
-        self.emit(self.pick(FUNCTION_WORDS["rel"]), "REL_PRON", depth)
+    def rc(self, depth: int, noun: int) -> None:
+        """that VP_rel | that NP V_trans, every token at ``depth``; ``noun``: the modified noun."""
+        pron = self.emit(self.pick(FUNCTION_WORDS["rel"]), "REL_PRON", depth)
         if self.coin(self.cfg.object_rc_p):
-            self.np_("REL_SUBJ", depth)
-            self.emit(self.pick(self.lex[self.verb_class(transitive_only=True)]), "VERB_REL", depth)
+            subj = self.np_("REL_SUBJ", depth, head=pron)
+            self.emit(self.pick(self.lex[self.verb_class(transitive_only=True)]), "VERB_REL", depth, subj)
         else:
-            self.vp(depth, main=False)
+            self.vp(depth, main=False, subj=noun)
 
-    def pp(self, prep_cat: str, noun_role: str, noun_cat: str, depth: int) -> None:
-        self.emit(self.pick(FUNCTION_WORDS[prep_cat]), "PREP", depth)
-        self.np_(noun_role, depth, noun_cat, rc_allowed=False)
+    def pp(self, prep_cat: str, noun_role: str, noun_cat: str, depth: int, self_head: bool = False) -> None:
+        prep = self.emit(self.pick(FUNCTION_WORDS[prep_cat]), "PREP", depth)
+        n = self.np_(noun_role, depth, noun_cat, rc_allowed=False, head=prep)
+        if self_head:
+            self.out[n][3] = n
 
-    def vp(self, depth: int, main: bool) -> str:
-        """Verb and its complements; returns the verb class."""
+    def vp(self, depth: int, main: bool, subj: int | None = None) -> tuple[str, int]:
+        """Verb and its complements; returns the verb class and the verb's position."""
         cfg = self.cfg
         vc = self.verb_class()
-        self.emit(self.pick(self.lex[vc]), "VERB_MAIN" if main else "VERB_REL", depth)
+        verb = self.emit(self.verb_word(vc, subj), "VERB_MAIN" if main else "VERB_REL", depth, subj)
         if vc in _OBJ_ROLE:
-            self.np_(_OBJ_ROLE[vc] if main else "REL_OBJ", depth)
+            self.np_(_OBJ_ROLE[vc] if main else "REL_OBJ", depth, head=verb)
         if vc == "v_action" and self.coin(cfg.with_p):
             tool = self.coin(cfg.instrument_p)
-            self.pp("with", "INSTRUMENT" if tool else "COMPANION", "tool" if tool else "animate", depth)
+            self.pp("with", "INSTRUMENT" if tool else "COMPANION", "tool" if tool else "animate", depth, True)
         elif vc == "v_motion":
             if self.coin(cfg.with_p):
-                self.pp("with", "COMPANION", "animate", depth)
+                self.pp("with", "COMPANION", "animate", depth, True)
             elif self.coin(cfg.goal_p):
                 self.pp("to", "GOAL", "place", depth)
         if self.coin(cfg.loc_p if main else cfg.loc_rel_p):
             self.pp("loc_prep", "LOCATION", "place", depth)
-        return vc
+        return vc, verb
 
-    def sentence(self) -> list[tuple[str, str, int]]:
+    def sentence(self) -> list[list]:
         self.out = []
-        self.np_("SUBJ", 0)                       # placeholder, fixed once the main verb is known
-        subj_at = next(i for i, (_, r, _) in enumerate(self.out) if r == "SUBJ")
-        vc = self.vp(0, main=True)
-        w, _, d = self.out[subj_at]
-        self.out[subj_at] = (w, _SUBJ_ROLE[vc], d)
+        subj = self.np_("SUBJ", 0)                 # placeholder, fixed once the main verb is known
+        self.out[subj][3] = subj
+        vc, verb = self.vp(0, main=True, subj=subj)
+        self.out[subj][1], self.out[subj][3] = _SUBJ_ROLE[vc], verb
         if self.coin(self.cfg.adv_p):
             self.emit(self.pick(FUNCTION_WORDS["adv"]), "ADV", 0)
         self.emit(".", "END", 0)
         return self.out
+
+
+class _HardGenerator(HardRules, _Generator):
+    """The harder grammar: :class:`paper_lib.data.grammar_hard.HardRules` over the same rules."""
 
 
 def generate(grammar: str, n_sentences: int, seed: int, config: GrammarConfig | None = None,
@@ -327,7 +336,8 @@ def generate(grammar: str, n_sentences: int, seed: int, config: GrammarConfig | 
     if n_sentences < 0:
         raise ValueError(f"n_sentences must be >= 0, got {n_sentences}")
     cfg = config or GrammarConfig()
-    gen = _Generator(grammar, cfg, np.random.default_rng([seed, GRAMMARS.index(grammar)]))
+    cls = _HardGenerator if cfg.variant == "hard" else _Generator
+    gen = cls(grammar, cfg, np.random.default_rng([seed, GRAMMARS.index(grammar)]))
     seen = set(map(tuple, exclude))
     corpus = Corpus(grammar)
     tries = 0
@@ -336,13 +346,14 @@ def generate(grammar: str, n_sentences: int, seed: int, config: GrammarConfig | 
         if tries > 20 * n_sentences + 1000:
             raise ValueError(f"could not draw {n_sentences} distinct sentences of grammar {grammar}")
         toks = gen.sentence()
-        words = tuple(w for w, _, _ in toks)
+        words = tuple(t[0] for t in toks)
         if words in seen:
             continue
         seen.add(words)
         corpus.sentences.append(list(words))
-        corpus.roles.append([ROLE_ID[r] for _, r, _ in toks])
-        corpus.depths.append([d for _, _, d in toks])
+        corpus.roles.append([ROLE_ID[t[1]] for t in toks])
+        corpus.depths.append([t[2] for t in toks])
+        corpus.heads.append([t[3] for t in toks])
     return corpus
 
 
@@ -354,41 +365,11 @@ def make_split(grammar: str, n_train: int, n_test: int, seed: int,
         ``(train, test)``, deterministic in ``seed``.
     """
     both = generate(grammar, n_train + n_test, seed, config)
-    train = Corpus(grammar, both.sentences[:n_train], both.roles[:n_train], both.depths[:n_train])
-    test = Corpus(grammar, both.sentences[n_train:], both.roles[n_train:], both.depths[n_train:])
+    train = Corpus(grammar, both.sentences[:n_train], both.roles[:n_train], both.depths[:n_train],
+                   both.heads[:n_train])
+    test = Corpus(grammar, both.sentences[n_train:], both.roles[n_train:], both.depths[n_train:],
+                  both.heads[n_train:])
     return train, test
-
-
-def make_documents(corpus: Corpus, doc_sentences: int) -> tuple[list[list[str]], list[list[int]]]:
-    """Consecutive sentences of ``corpus`` joined into documents of ``doc_sentences`` sentences.
-
-    A state then runs across sentence boundaries, so every lag up to a document's length is
-    defined (our design). The last document may be shorter.
-
-    Returns:
-        ``(words, roles)``: token lists and aligned role-id lists, one per document.
-
-    Raises:
-        ValueError: ``doc_sentences`` < 1 or an empty corpus.
-    """
-    if doc_sentences < 1:
-        raise ValueError(f"doc_sentences must be >= 1, got {doc_sentences}")
-    if len(corpus) == 0:
-        raise ValueError("make_documents needs a non-empty corpus")
-    words, roles = [], []
-    for i in range(0, len(corpus), doc_sentences):
-        words.append([w for s in corpus.sentences[i: i + doc_sentences] for w in s])
-        roles.append([r for rs in corpus.roles[i: i + doc_sentences] for r in rs])
-    return words, roles
-
-
-def pad_labels(seqs: Sequence[Sequence[int]], T: int | None = None) -> np.ndarray:
-    """Label lists -> ``(B, T)`` int64 array padded with ``-1``."""
-    T = T if T is not None else max(len(s) for s in seqs)
-    out = np.full((len(seqs), T), -1, np.int64)
-    for b, s in enumerate(seqs):
-        out[b, : len(s)] = s
-    return out
 
 
 def role_inventory(corpus: Corpus | None = None) -> pd.DataFrame:

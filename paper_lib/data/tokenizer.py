@@ -10,7 +10,10 @@
 - :func:`encode_docs`: documents -> one ``uint16``/``int32`` token stream, each document
   followed by the end-of-text token, cached beside the tokenizer.
 
-Byte-level BPE decodes every string back exactly (``tests/test_corpus.py``).
+Byte-level BPE decodes every string back exactly (``tests/test_corpus.py``), special-token
+text included: the tokenizers here encode a document's literal ``<|endoftext|>`` as plain
+text (``encode_special_tokens``), so end-of-text ids come only from the document boundaries
+:func:`encode_docs` inserts (``tests/test_fault_special_token_text.py``).
 """
 from __future__ import annotations
 
@@ -23,10 +26,20 @@ from ..pipeline.atomic import atomic_path, write_text
 from .corpus import DATA_DIR, Corpus, hub_offline, needs_network_error
 
 EOT = "<|endoftext|>"
+ENCODING_VERSION = 2
+"""Part of the token-stream cache key; bump it when the encoding changes (2: special-token text
+inside a document is plain text)."""
+
+
+def literal_special_tokens(tok):
+    """``tok`` set to encode special-token text (``<|endoftext|>``) as plain text; returns it."""
+    tok.encode_special_tokens = True
+    return tok
 
 
 def train_bpe(corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = None):
-    """A byte-level BPE ``tokenizers.Tokenizer`` trained on ``corpus.train`` (cached).
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on ``corpus.train`` (cached); it
+    encodes special-token text inside a string as plain text.
 
     Args:
         corpus: the documents; only ``train`` is used (validation stays unseen).
@@ -44,7 +57,7 @@ def train_bpe(corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = No
     data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
     path = data_dir / "tokenizers" / f"bpe-{corpus.name}-v{vocab_size}-{corpus.fingerprint()}.json"
     if path.exists():
-        return Tokenizer.from_file(str(path))
+        return literal_special_tokens(Tokenizer.from_file(str(path)))
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -52,7 +65,7 @@ def train_bpe(corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = No
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(corpus.train, trainer=trainer)
     write_text(path, tok.to_str())
-    return tok
+    return literal_special_tokens(tok)
 
 
 def gpt2_tokenizer():
@@ -67,7 +80,7 @@ def gpt2_tokenizer():
     if hub_offline():
         raise needs_network_error("the GPT-2 tokenizer", advice)
     try:
-        return Tokenizer.from_pretrained("gpt2")
+        return literal_special_tokens(Tokenizer.from_pretrained("gpt2"))
     except Exception:
         raise needs_network_error("the GPT-2 tokenizer", advice) from None
 
@@ -94,15 +107,18 @@ def encode_docs(tok, docs: list[str], cache_name: str | None = None,
                 data_dir: Path | None = None) -> np.ndarray:
     """Token ids of ``docs`` as one stream, each document followed by ``<|endoftext|>``.
 
+    A document's own text is encoded literally (a ``<|endoftext|>`` written in it is plain
+    text), so the stream holds exactly one end-of-text id per document, at its end.
+
     Returns a 1-D ``uint16`` array (``int32`` when the vocabulary exceeds 65535). With
     ``cache_name`` the array is cached as ``data/tokens/<cache_name>-<key>.npy``, the key
-    hashing the tokenizer and the documents.
+    hashing :data:`ENCODING_VERSION`, the tokenizer and the documents.
     """
     eot = tok.token_to_id(EOT)
     dtype = np.uint16 if tok.get_vocab_size() <= 65535 else np.int32
     path = None
     if cache_name is not None:
-        h = hashlib.sha256(tokenizer_key(tok).encode())
+        h = hashlib.sha256(f"encoding-v{ENCODING_VERSION}:{tokenizer_key(tok)}".encode())
         for d in docs:
             h.update(d.encode("utf-8"))
             h.update(b"\0")
@@ -110,8 +126,13 @@ def encode_docs(tok, docs: list[str], cache_name: str | None = None,
         path = data_dir / "tokens" / f"{cache_name}-{h.hexdigest()[:12]}.npy"
         if path.exists():
             return np.load(path)
-    pieces = []
-    for enc in tok.encode_batch(docs):
+    pieces, literal = [], tok.encode_special_tokens
+    tok.encode_special_tokens = True                    # the documents' text, never a boundary
+    try:
+        encoded = tok.encode_batch(docs)
+    finally:
+        tok.encode_special_tokens = literal
+    for enc in encoded:
         pieces.append(np.asarray(enc.ids, dtype=dtype))
         pieces.append(np.asarray([eot], dtype=dtype))
     ids = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)

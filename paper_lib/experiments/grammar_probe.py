@@ -1,11 +1,20 @@
-"""Experiment 1a in one function per seed: SPCN and BiGRU role accuracy on held-out Grammar A.
+"""Experiment 1a in one function per seed: SPCN and BiGRU role accuracy on held-out Grammar A,
+and where SPCN's accuracy comes from (issue 11).
 
 :func:`run_seed` draws the grammar split, learns SPCN without labels, reads roles with a
-linear probe and a label-free clustering, repeats the probe with the untrained weights
-(what PGHU contributes), trains the supervised BiGRU, and returns every accuracy and the
-per-role accuracies. The notebook ``01_grammar_probe`` loops it over seeds; issue 3 reuses
-the same pieces (grammar, SPCN, BiGRU, probes). Our design: the paper is silent on the
-protocol beyond "train on A, test on held-out A".
+linear probe and a label-free clustering, and separates three sources of accuracy
+(:mod:`paper_lib.models.spcn_variants`):
+
+- the **floor**: a probe on level 1's EMA traces of the fixed random word codes (no learning);
+- **learning**: the error-driven SPCN, whose level 2 reads level 1's precision-weighted
+  prediction errors through a k-WTA, so what the rule learns changes the probed code
+  nonlinearly; once per rule (PGHU, Oja, none), probed with and without level 1's traces;
+- the **label-free ceiling**: the same wiring trained by backpropagation on the same
+  next-activity objective.
+
+It also probes the paper-style SPCN (``[h, P h]`` features) and its untrained copy and trains the supervised
+BiGRU. The notebook ``01_grammar_probe`` loops it over seeds. Our design: the paper is silent
+on the protocol beyond "train on A, test on held-out A".
 """
 from __future__ import annotations
 
@@ -13,17 +22,32 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 import torch
 
-from ..data.grammar import N_ROLES, GrammarConfig, make_split
+from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, make_split
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
+from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
 from ..pipeline.settings import check_seeds, configure
+from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
 
 READOUTS: tuple[str, ...] = ("spcn_probe", "spcn_labelfree", "spcn_hungarian", "spcn_untrained", "bigru")
-"""The rows of Table 1, in order."""
+"""The rows of Table 1, in order (the paper's comparison)."""
+
+NAMES: dict[str, str] = {
+    "spcn_probe": "SPCN, linear probe", "spcn_labelfree": "SPCN, label-free (k-means, majority)",
+    "spcn_hungarian": "SPCN, label-free (k-means, K = 20, Hungarian)",
+    "spcn_untrained": "SPCN, untrained weights, linear probe", "bigru": "BiGRU (supervised)",
+    "spcn_level1_floor": "floor: level-1 traces of the fixed word codes (no learning)",
+    "spcn_learned_feat": "error-driven SPCN (PGHU), level 1 + level 2 traces",
+    "spcn_backprop": "error-driven SPCN trained by backprop (ceiling), level 1 + 2",
+    "spcn_backprop_level2": "error-driven SPCN trained by backprop (ceiling), level 2 only",
+    "spcn_over_bigru": "SPCN probe / BiGRU",
+}
+"""Plain-language names of the readouts (per-rule rows are named by :func:`readout_name`)."""
 
 
 @dataclass
@@ -34,15 +58,22 @@ class Settings:
     n_train: int = 2000                  # training sentences of Grammar A
     n_test: int = 500                    # held-out sentences of Grammar A
     max_depth: int = 3                   # deepest relative-clause nesting (levels)
+    grammar: str = "paper"               # grammar variant: "paper" (default) | "hard" (paper_lib.data.grammar_hard)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammar, SPCN, probe, BiGRU)
     spcn: SPCNConfig = field(default_factory=lambda: SPCNConfig(
         d_code=128, n_levels=2, n_columns=8, column_size=16, top_k=2, alphas=PAPER_ALPHAS, rule="pghu",
         lr=1.0, beta=0.05, epochs=3, batch_size=32))  # paper_lib.models.spcn.SPCNConfig (seed set per run)
+    rules: tuple[str, ...] = ("pghu", "hebbian", "none")  # learning rules compared (each SPCN variant)
+    backprop: BackpropConfig = field(default_factory=BackpropConfig)  # the label-free ceiling's training
     probe_C: float = 1.0                 # inverse L2 strength of the logistic probe
     probe_max_iter: int = 50             # lbfgs iterations (budget)
     n_clusters: int = 128                # K of the label-free readout (majority mapping)
     bigru: BiGRUConfig = field(default_factory=lambda: BiGRUConfig(
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))  # paper_lib.models.gru
+
+    def __post_init__(self):
+        if self.grammar not in VARIANTS:
+            raise ValueError(f"unknown grammar {self.grammar!r}; allowed: {', '.join(VARIANTS)}")
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -52,6 +83,63 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         ValueError: unknown profile or an unknown setting (one line naming the allowed ones).
     """
     return check_seeds(configure(Settings(), "grammar_probe", profile, overrides))
+
+
+def grammar_config(settings) -> GrammarConfig:
+    """The :class:`GrammarConfig` that ``settings.grammar`` and ``settings.max_depth`` name."""
+    if settings.grammar == "hard":
+        return GrammarConfig.hard(max_depth=settings.max_depth)
+    return GrammarConfig(max_depth=settings.max_depth)
+
+
+def readout_name(key: str) -> str:
+    """Plain-language name of a readout key (per-rule keys ``spcn_<rule>``, ``spcn_err_<rule>[_level2]``)."""
+    if key in NAMES:
+        return NAMES[key]
+    rule = {"pghu": "PGHU", "hebbian": "Oja", "none": "no learning"}
+    parts = key.split("_")
+    if parts[1] == "err":
+        return f"error-driven SPCN ({rule[parts[2]]}), " + ("level 2 only" if key.endswith("level2") else "level 1 + 2")
+    return f"SPCN ({rule[parts[1]]}), linear probe"
+
+
+def _spcn_readouts(settings: Settings, seed: int, train, test, progress: bool) -> tuple[dict, SPCN, SPCN]:
+    """Paper-style SPCN, its label-free readouts, the untrained copy (= rule "none"; notebook 02
+    compares the rules on this SPCN) and the level-1 floor."""
+    y_tr, preds = train.flat_roles(), {}
+    probe = lambda X: fit_linear_probe(X, y_tr, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)  # noqa: E731
+    spcn = SPCN(replace(settings.spcn, seed=seed)).fit(train.sentences, progress=progress)
+    untrained = spcn.untrained()
+    for name, model in (("spcn_probe", spcn), ("spcn_untrained", untrained)):
+        X_tr, X_te = model.token_features(train.sentences), model.token_features(test.sentences)
+        preds[name] = probe(X_tr).predict(X_te)
+        if name == "spcn_probe":
+            for key, mapping, k in (("spcn_labelfree", "majority", settings.n_clusters),
+                                    ("spcn_hungarian", "hungarian", N_ROLES)):
+                readout = fit_cluster_readout(X_tr, y_tr, n_clusters=k, n_roles=N_ROLES, mapping=mapping, seed=seed)
+                preds[key] = readout.predict(X_te)
+    preds["spcn_level1_floor"] = probe(level1_traces(spcn, train.sentences)).predict(level1_traces(spcn, test.sentences))
+    return preds, spcn, untrained
+
+
+def _learning_readouts(settings: Settings, seed: int, train, test, progress: bool) -> tuple[dict, list[float]]:
+    """Error-driven SPCN per rule (level 2 alone; levels 1 + 2 for the main rule) and its backprop
+    ceiling (both ways)."""
+    y_tr, preds = train.flat_roles(), {}
+    probe = lambda X: fit_linear_probe(X, y_tr, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)  # noqa: E731
+    models = {f"spcn_err_{rule}": ErrorSPCN(replace(settings.spcn, seed=seed, rule=rule)).fit(train.sentences)
+              for rule in settings.rules}
+    bp = BackpropSPCN(replace(settings.spcn, seed=seed), settings.backprop).fit(train.sentences, progress=progress)
+    models["spcn_backprop"] = bp
+    main = f"spcn_err_{settings.spcn.rule}"
+    for key, m in models.items():
+        for part, suffix in (("both", ""), ("level2", "_level2")):
+            if part == "both" and key not in (main, "spcn_backprop"):
+                continue                                  # levels 1 + 2 only where the metrics need it (budget)
+            preds[key + suffix] = probe(m.token_features(train.sentences, part)).predict(m.token_features(test.sentences, part))
+    if main in preds:
+        preds["spcn_learned_feat"] = preds[main]
+    return preds, bp.history
 
 
 def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str, Any]:
@@ -64,35 +152,60 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
 
     Returns:
         ``{"acc": {readout: accuracy in [0, 1]}, "per_role": {readout: (20,) accuracies},
-        "spcn_history": [per-update prediction MSE rows], "test_mse": {"trained", "untrained"},
-        "n_train_tokens", "n_test_tokens", "spcn": the fitted SPCN}``.
+        "tokens": one row per test token (word, role, kind, depth, dep_distance, dep_bin) with
+        ``ok_<readout>`` columns, "spcn_history": [per-update prediction MSE rows],
+        "backprop_history": loss per epoch, "test_mse": {"trained", "untrained"},
+        "n_train_tokens", "n_test_tokens", "spcn": the fitted SPCN, "test": the test corpus}``.
     """
     torch.manual_seed(seed)
     np.random.seed(seed)
-    train, test = make_split("A", settings.n_train, settings.n_test, seed,
-                             GrammarConfig(max_depth=settings.max_depth))
-    y_tr, y_te = train.flat_roles(), test.flat_roles()
-
-    spcn = SPCN(replace(settings.spcn, seed=seed)).fit(train.sentences, progress=progress)
-    untrained = spcn.untrained()
-    preds: dict[str, np.ndarray] = {}
-    for name, model in (("spcn", spcn), ("spcn_untrained", untrained)):
-        X_tr, X_te = model.token_features(train.sentences), model.token_features(test.sentences)
-        probe = fit_linear_probe(X_tr, y_tr, C=settings.probe_C, max_iter=settings.probe_max_iter, seed=seed)
-        preds["spcn_probe" if name == "spcn" else name] = probe.predict(X_te)
-        if name == "spcn":
-            for mapping, k in (("majority", settings.n_clusters), ("hungarian", N_ROLES)):
-                readout = fit_cluster_readout(X_tr, y_tr, n_clusters=k, n_roles=N_ROLES, mapping=mapping, seed=seed)
-                preds["spcn_labelfree" if mapping == "majority" else "spcn_hungarian"] = readout.predict(X_te)
-
+    train, test = make_split("A", settings.n_train, settings.n_test, seed, grammar_config(settings))
+    y_te = test.flat_roles()
+    preds, spcn, untrained = _spcn_readouts(settings, seed, train, test, progress)
+    more, bp_history = _learning_readouts(settings, seed, train, test, progress)
+    preds.update(more)
     model, vocab, _ = train_bigru(train.sentences, train.roles, replace(settings.bigru, seed=seed), progress=progress)
     preds["bigru"] = predict_bigru(model, vocab, test.sentences)
-
+    tokens = test.to_frame().assign(seed=seed)
+    for k, p in preds.items():
+        tokens[f"ok_{k}"] = p == y_te
     return {
-        "acc": {k: accuracy(y_te, preds[k]) for k in READOUTS},
-        "per_role": {k: per_role_accuracy(y_te, preds[k], N_ROLES) for k in READOUTS},
-        "spcn_history": spcn.history,
+        "acc": {k: accuracy(y_te, p) for k, p in preds.items()},
+        "per_role": {k: per_role_accuracy(y_te, p, N_ROLES) for k, p in preds.items()},
+        "tokens": tokens, "spcn_history": spcn.history, "backprop_history": bp_history,
         "test_mse": {"trained": spcn.prediction_mse(test.sentences), "untrained": untrained.prediction_mse(test.sentences)},
-        "n_train_tokens": train.n_tokens, "n_test_tokens": test.n_tokens,
-        "spcn": spcn,
+        "n_train_tokens": train.n_tokens, "n_test_tokens": test.n_tokens, "spcn": spcn, "test": test,
     }
+
+
+def paired_words(a, b) -> str:
+    """Per-seed ``a - b`` in words: ``"+0.012 ± 0.004 (n=5): a gain"``, ``"...: a loss"``,
+    ``"...: no difference within the 95% CI"``, or ``"undetermined"`` with fewer than 2 seeds."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    s = mean_ci95(d)
+    if s["n"] < 2 or not np.isfinite(s["ci95"]):
+        return f"{format_mean_ci(s, 3)}: undetermined"
+    verdict = ("a gain" if s["mean"] - s["ci95"] > 0 else "a loss" if s["mean"] + s["ci95"] < 0
+               else "no difference within the 95% CI")
+    return f"{s['mean']:+.3f} ± {s['ci95']:.3f} (n={s['n']}): {verdict}"
+
+
+def summary_table(per_seed: pd.DataFrame, keys, paper: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """One row per readout key: name, mean accuracy, 95% CI, seeds, ``mean ± ci (n)`` text, paper value."""
+    paper = paper or {}
+    rows = []
+    for k in keys:
+        s = mean_ci95(per_seed[k])
+        rows.append({"readout": readout_name(k), "key": k, "accuracy": s["mean"], "ci95": s["ci95"], "seeds": s["n"],
+                     "summary": format_mean_ci(s), "paper": paper.get(k, "")})
+    return pd.DataFrame(rows)
+
+
+def group_table(tokens: pd.DataFrame, keys, by: str) -> pd.DataFrame:
+    """Accuracy of each readout within groups of test tokens (``by``: ``depth`` or ``dep_bin``),
+    averaged over seeds: one row per group with the token share and one column per readout."""
+    per_seed = tokens.groupby(["seed", by])[[f"ok_{k}" for k in keys]].mean()
+    out = per_seed.groupby(level=by).mean()
+    out.columns = [readout_name(k) for k in keys]
+    out.insert(0, "share of tokens", tokens.groupby(by).size() / len(tokens))
+    return out

@@ -11,6 +11,13 @@ How the two models meet an unseen word:
 - **BiGRU**: every word outside its training vocabulary maps to ``<unk>``, whose embedding
   training learned through word dropout (``BiGRUConfig.word_dropout``).
 
+Like-for-like controls (issue 11): a causal GRU tagger of the BiGRU's sizes (reads left to right,
+as SPCN's traces do); a bidirectional SPCN (the trace banks read forward and on the reversed
+sentence, concatenated); the BiGRU without ``<unk>`` training (word dropout 0, the paper-like
+baseline); the SPCN probe trained with content-word-only dropout (function words kept); and the
+harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
+(and B) sentences, to score deep-embedded tokens where depth is not marked by a pronoun.
+
 Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's word dropout
 (each dropped training token becomes a fresh never-seen string, so it gets a fresh random
 code, as a Grammar B word does): a parity control for the two models' unknown-word
@@ -43,10 +50,10 @@ from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
 from ..models.spcn import SPCN, SPCNConfig
 from ..pipeline.settings import check_seeds, configure
-from ..pipeline.stats import mean_ci95
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
 
-READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "bigru")
+READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
+                             "gru_causal", "bigru")
 """The main readouts, each a boolean column ``ok_<readout>`` of the token table."""
 
 
@@ -82,7 +89,9 @@ class Settings:
     n_clusters: int = 128                # K of the label-free readout (majority mapping)
     bigru: BiGRUConfig = field(default_factory=lambda: BiGRUConfig(
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))
-    bigru_word_dropouts: tuple[float, ...] = (0.0, 0.3)  # extra BiGRUs with these word-dropout rates
+    bigru_word_dropouts: tuple[float, ...] = (0.0,)  # extra BiGRUs with these word-dropout rates (0: paper-like, no <unk>)
+    controls: bool = True                # causal GRU tagger, bidirectional SPCN, content-word-only dropout probe
+    hard: bool = True                    # also train and test on the harder grammar (GrammarConfig.hard())
     timescale_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose SPCN is rebuilt with every subset of the alphas
     lag: LagSettings = field(default_factory=LagSettings)
 
@@ -105,9 +114,10 @@ def alpha_subsets(alphas) -> list[tuple[float, ...]]:
     return [c for n in range(1, len(alphas) + 1) for c in itertools.combinations(alphas, n)]
 
 
-def word_dropout(sentences, p: float, seed: int, tag: str = "unk") -> list[list[str]]:
+def word_dropout(sentences, p: float, seed: int, tag: str = "unk", keep=frozenset()) -> list[list[str]]:
     """Each token replaced, with probability ``p``, by a fresh string never seen before
-    (``"<tag:i>"``, a new one per replaced token), deterministic in ``seed``.
+    (``"<tag:i>"``, a new one per replaced token), deterministic in ``seed``; words in ``keep``
+    (e.g. the function words, for content-word-only dropout) are never replaced.
 
     For SPCN a fresh string means a fresh random code, as an unseen Grammar B word gets: the
     analogue of the BiGRU's word dropout into ``<unk>``. Raises ValueError if ``p`` is
@@ -121,6 +131,7 @@ def word_dropout(sentences, p: float, seed: int, tag: str = "unk") -> list[list[
         drop = rng.random(len(s)) < p
         row = []
         for w, d in zip(s, drop, strict=True):
+            d = d and w not in keep
             row.append(f"<{tag}:{i}>" if d else w)
             i += int(d)
         out.append(row)
@@ -137,6 +148,40 @@ def _token_table(corpus, seed: int) -> pd.DataFrame:
     tok.insert(0, "seed", seed)
     tok["function_word"] = tok["word"].isin(function_words())
     return tok
+
+
+def _controls_stage(settings: Settings, seed: int, spcn: SPCN, train, evals, tokens, progress: bool) -> None:
+    """Like-for-like controls: content-word-only dropout probe, bidirectional SPCN, causal GRU."""
+    y_tr = train.flat_roles()
+    kept = word_dropout(train.sentences, settings.probe_word_dropout, seed, keep=function_words())
+    probe = _probe(settings, seed, spcn.token_features(kept), y_tr)
+    bidir = _probe(settings, seed, spcn.bidirectional_features(train.sentences), y_tr)
+    for g, c in evals.items():
+        tokens[g]["ok_spcn_contentdrop"] = probe.predict(spcn.token_features(c.sentences)) == c.flat_roles()
+        tokens[g]["ok_spcn_bidir"] = bidir.predict(spcn.bidirectional_features(c.sentences)) == c.flat_roles()
+    model, vocab, _ = train_bigru(train.sentences, train.roles, replace(settings.bigru, seed=seed, bidirectional=False),
+                                  progress=progress)
+    for g, c in evals.items():
+        tokens[g]["ok_gru_causal"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+
+
+def _hard_stage(settings: Settings, seed: int, progress: bool) -> pd.DataFrame:
+    """The harder grammar: SPCN probe, BiGRU and causal GRU trained on its Grammar A, scored on its
+    held-out A (``grammar`` "A_hard") and its B ("B_hard"). Returns the token table."""
+    gcfg = GrammarConfig.hard(max_depth=settings.max_depth)
+    train, test_a = make_split("A", settings.n_train, settings.n_test, seed, gcfg)
+    evals = {"A_hard": test_a, "B_hard": generate("B", settings.n_test_B, seed, gcfg)}
+    tokens = {g: _token_table(c, seed).assign(grammar=g) for g, c in evals.items()}
+    spcn = SPCN(replace(settings.spcn, seed=seed)).fit(train.sentences, progress=progress)
+    probe = _probe(settings, seed, spcn.token_features(train.sentences), train.flat_roles())
+    for g, c in evals.items():
+        tokens[g]["ok_spcn"] = probe.predict(spcn.token_features(c.sentences)) == c.flat_roles()
+    for name, bidirectional in (("bigru", True), ("gru_causal", False)):
+        bcfg = replace(settings.bigru, seed=seed, bidirectional=bidirectional)
+        model, vocab, _ = train_bigru(train.sentences, train.roles, bcfg, progress=progress)
+        for g, c in evals.items():
+            tokens[g][f"ok_{name}"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+    return pd.concat(tokens.values(), ignore_index=True)
 
 
 def lag_study(spcn: SPCN, train, test, settings: Settings, seed: int, progress: bool = False):
@@ -212,10 +257,11 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         progress: tqdm bars for the learning loops.
 
     Returns:
-        ``{"tokens": one row per held-out token of A and of B (seed, grammar, word, role,
-        kind, depth, function_word) with a boolean column ok_<readout> per readout (the main
-        ones of :data:`READOUTS`, ``spcn_rule_<rule>`` per learning rule and
-        ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
+        ``{"tokens": one row per held-out token of A and of B, and with ``hard`` of the harder
+        grammar's A and B (``grammar`` "A_hard", "B_hard"; readouts spcn, bigru, gru_causal only):
+        seed, grammar, word, role, kind, depth, dep_distance, dep_bin, function_word, and a
+        boolean column ok_<readout> per readout (the main ones of :data:`READOUTS`,
+        ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
         ``settings.timescale_seeds``), "lag": the lag curves (or None),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
@@ -276,52 +322,18 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     _bigru_stage(settings, seed, train, evals, tokens, progress)
     lap("bigru")
 
+    if settings.controls:
+        _controls_stage(settings, seed, spcn, train, evals, tokens, progress)
+        lap("controls")
+    hard = _hard_stage(settings, seed, progress) if settings.hard else None
+    lap("hard grammar")
+
     ts_rows = (_timescale_rows(base, seed, train, evals, tokens, score) if seed in settings.timescale_seeds else [])
     lap("timescales")
 
     lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
                      else (None, []))
     lap("lag study")
-    return {"tokens": pd.concat(tokens.values(), ignore_index=True), "timescales": pd.DataFrame(ts_rows),
+    return {"tokens": pd.concat([*tokens.values(), hard], ignore_index=True), "timescales": pd.DataFrame(ts_rows),
             "lag": lag, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
             "timings": timings}
-
-
-def group_accuracy(tokens: pd.DataFrame, readouts, by) -> pd.DataFrame:
-    """Token accuracy per seed within groups: one row per (seed, *by, readout) with
-    ``accuracy`` (fraction of the group's tokens) and ``n`` (tokens).
-
-    Raises:
-        ValueError: a readout without its ``ok_<readout>`` column.
-    """
-    by = [by] if isinstance(by, str) else list(by)
-    missing = [r for r in readouts if f"ok_{r}" not in tokens]
-    if missing:
-        raise ValueError(f"no token column for readouts {missing}; have {[c[3:] for c in tokens if c.startswith('ok_')]}")
-    long = tokens.melt(id_vars=["seed", *by], value_vars=[f"ok_{r}" for r in readouts],
-                       var_name="readout", value_name="ok")
-    long["readout"] = long["readout"].str[3:]
-    out = long.groupby(["seed", *by, "readout"], observed=True)["ok"].agg(accuracy="mean", n="size").reset_index()
-    return out
-
-
-
-def paired_verdict(a, b) -> dict[str, Any]:
-    """Compare per-seed values ``a`` and ``b`` (same seeds, same order) by their paired
-    difference ``a - b``.
-
-    Returns:
-        ``{"diff": mean of a - b, "ci95": its 95% CI half-width, "n": seeds, "verdict"}``;
-        ``verdict`` is ``"a > b"`` or ``"a < b"`` when the CI excludes 0, else ``"tie"``
-        (also for a single seed, whose CI is undefined). Our design: the paper gives no CIs.
-
-    Raises:
-        ValueError: different lengths or no values.
-    """
-    a, b = np.asarray(list(a), float), np.asarray(list(b), float)
-    if a.shape != b.shape or a.size == 0:
-        raise ValueError(f"a and b must be non-empty and the same length, got {a.size} and {b.size}")
-    s = mean_ci95(a - b)
-    ci = s["ci95"]
-    verdict = "tie" if not np.isfinite(ci) or abs(s["mean"]) <= ci else ("a > b" if s["mean"] > 0 else "a < b")
-    return {"diff": s["mean"], "ci95": ci, "n": s["n"], "verdict": verdict}

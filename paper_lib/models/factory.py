@@ -1,4 +1,4 @@
-"""Language models by name: :func:`build_model` makes ``"spen"`` or ``"transformer"`` from one dict
+"""Language models by name: :func:`build_model` makes ``"spen"``, ``"transformer"`` or ``"gru"`` from one dict
 of sizes; :func:`sizes_for` reads those sizes from a settings object.
 
 Fields that only the other model has (``n_head`` for SPEN) are ignored; a field neither has is
@@ -10,21 +10,23 @@ from dataclasses import fields
 
 import torch
 
+from .gru import GRUCausalConfig, GRUCausalLM
 from .lm import CausalLM
 from .spen import SPEN, SPENConfig
 from .transformer import Transformer, TransformerConfig
 
 LM_KINDS: dict[str, tuple[type[CausalLM], type]] = {"spen": (SPEN, SPENConfig),
-                                                     "transformer": (Transformer, TransformerConfig)}
+                                                     "transformer": (Transformer, TransformerConfig),
+                                                     "gru": (GRUCausalLM, GRUCausalConfig)}
 """Language models by name: (model class, config class)."""
 
 LM_SIZE_KEYS: tuple[str, ...] = ("vocab_size", "n_layer", "d_model", "n_head", "d_bottleneck", "d_ff",
-                                 "d_ff_transformer", "top_k_frac", "predictor", "block_size", "alphas")
+                                 "d_ff_transformer", "top_k_frac", "predictor", "block_size", "alphas", "d_state")
 """The size fields a settings object may carry for either language model."""
 
 
 def build_model(kind: str, seed: int = 0, **sizes) -> CausalLM:
-    """A freshly initialised ``"spen"`` or ``"transformer"`` (seeded with ``seed``).
+    """A freshly initialised ``"spen"``, ``"transformer"`` or ``"gru"`` (seeded with ``seed``).
 
     ``sizes`` are config fields (``vocab_size``, ``n_layer``, ``d_model``, ...); a field only
     the other model has is ignored.

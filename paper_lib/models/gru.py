@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from .lm import CausalLM
+
 PAD, UNK = "<pad>", "<unk>"
 
 
@@ -32,6 +34,7 @@ class BiGRUConfig:
     batch_size: int = 32       # sentences per step
     word_dropout: float = 0.1  # P(training token -> <unk>)
     seed: int = 0              # init, shuffling and word dropout
+    bidirectional: bool = True  # False: a causal (left-to-right) GRU tagger of the same sizes (issue 11)
 
     def __post_init__(self):
         if not 0.0 <= self.word_dropout < 1.0:
@@ -58,21 +61,25 @@ def encode(sentences: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[T
 
 
 class BiGRUTagger(nn.Module):
-    """Embedding -> BiGRU -> linear over roles: ``(B, T)`` ids -> ``(B, T, n_roles)`` logits."""
+    """Embedding -> BiGRU -> linear over roles: ``(B, T)`` ids -> ``(B, T, n_roles)`` logits.
+
+    With ``cfg.bidirectional=False`` the GRU reads left to right only, so the logits at t
+    depend on ``ids[:, :t + 1]`` alone: the causal control that reads like SPCN's traces
+    (our design, issue 11)."""
 
     def __init__(self, vocab_size: int, cfg: BiGRUConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(vocab_size, cfg.d_embed, padding_idx=0)
         self.gru = nn.GRU(cfg.d_embed, cfg.d_hidden, num_layers=cfg.n_layer, batch_first=True,
-                          bidirectional=True)
-        self.head = nn.Linear(2 * cfg.d_hidden, cfg.n_roles)
+                          bidirectional=cfg.bidirectional)
+        self.head = nn.Linear((2 if cfg.bidirectional else 1) * cfg.d_hidden, cfg.n_roles)
 
     def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
         x = self.embed(ids)                                                   # (B, T, E)
         packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         h, _ = self.gru(packed)
-        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])  # (B, T, 2H)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])  # (B, T, 2H or H)
         return self.head(h)                                                   # (B, T, R)
 
 
@@ -229,3 +236,69 @@ def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None
 def gru_states(model: GRULanguageModel, ids: Tensor, batch_size: int = 64) -> np.ndarray:
     """Hidden states ``(B, T, H)`` (float32 numpy) of ``model`` on padded ``ids`` ``(B, T)``."""
     return np.concatenate([model(ids[i: i + batch_size])[1].numpy() for i in range(0, len(ids), batch_size)], 0)
+
+
+# ----------------------------------------------------------------------------- GRU on the causal-LM shell
+@dataclass
+class GRUCausalConfig:
+    """Sizes of :class:`GRUCausalLM`, the learned gated recurrence of notebook 05 (our design:
+    the paper has no such model; it names gates as what fixed traces lack).
+
+    Attributes:
+        vocab_size: tokens. n_layer: blocks. d_model: residual width.
+        d_state: GRU hidden size per block (numbers carried from token to token); default
+            ``d_model``. d_ff: MLP hidden units. block_size: longest sequence (tokens; no
+            position table: the recurrence carries order).
+    """
+
+    vocab_size: int = 50257
+    n_layer: int = 2
+    d_model: int = 64
+    d_state: int = 0
+    d_ff: int = 256
+    block_size: int = 1024
+
+    def __post_init__(self):
+        if not self.d_state:
+            self.d_state = self.d_model
+        for name in ("vocab_size", "n_layer", "d_model", "d_state", "d_ff", "block_size"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+class GRUBlock(nn.Module):
+    """Pre-norm residual block: ``x + W_o GRU(LN(x))``, then ``x + MLP(LN(x))``; ``(B, T, D) -> (B, T, D)``,
+    causal (a unidirectional GRU from a zero state)."""
+
+    def __init__(self, config: GRUCausalConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.d_model)
+        self.gru = nn.GRU(config.d_model, config.d_state, batch_first=True)
+        self.out = nn.Linear(config.d_state, config.d_model)
+        self.ln_2 = nn.LayerNorm(config.d_model)
+        self.fc = nn.Linear(config.d_model, config.d_ff)
+        self.proj = nn.Linear(config.d_ff, config.d_model)
+
+    def forward(self, x: Tensor) -> Tensor:
+        h, _ = self.gru(self.ln_1(x))                                         # (B, T, H)
+        x = x + self.out(h)                                                   # (B, T, D)
+        return x + self.proj(nn.functional.gelu(self.fc(self.ln_2(x))))      # (B, T, D)
+
+
+class GRUCausalLM(CausalLM):
+    """A GRU language model on the causal-LM shell (tied embedding, GPT-2 init, the same loss as
+    SPEN and the Transformer): ``forward(idx (B, T), targets (B, T) | None) -> (logits (B, T, V), loss)``
+    with ``loss`` the mean next-token cross-entropy in nats (targets of -100 are not counted).
+
+    State: ``d_state`` numbers per block carried from token to token, chosen by learned gates
+    (our design). The GRU's recurrent weights keep PyTorch's initialisation (the shell's GPT-2
+    init touches Linear and Embedding layers only).
+
+    Raises:
+        ValueError: ``idx`` not 2-D.
+    """
+
+    kind = "gru"
+
+    def __init__(self, config: GRUCausalConfig):
+        super().__init__(config, GRUBlock, positions=False, residual_proj=("out.weight", "proj.weight"))

@@ -170,34 +170,54 @@ class SPCN:
         return out, mask
 
     @torch.no_grad()
-    def features(self, sentences: Sequence[Sequence[str]]) -> tuple[Tensor, Tensor]:
-        """Token features ``(B, T, F)`` (traces and predictions of every level) and mask ``(B, T)``."""
+    def features(self, sentences: Sequence[Sequence[str]], traces_only: bool = False) -> tuple[Tensor, Tensor]:
+        """Token features ``(B, T, F)`` (traces and predictions of every level; the traces alone,
+        ``F = L S N``, with ``traces_only``) and mask ``(B, T)``."""
         levels, mask = self.forward_levels(sentences)
-        feats = torch.cat([torch.cat([h.flatten(2), y], -1) for _, h, y in levels], -1)
+        feats = torch.cat([h.flatten(2) if traces_only else torch.cat([h.flatten(2), y], -1) for _, h, y in levels], -1)
         return feats * mask[..., None], mask
 
-    def token_features(self, sentences: Sequence[Sequence[str]], batch_size: int = 256) -> np.ndarray:
+    def token_features(self, sentences: Sequence[Sequence[str]], batch_size: int = 256,
+                       traces_only: bool = False) -> np.ndarray:
         """Features of every token, sentence after sentence: ``(N_tokens, F)`` float32 numpy,
         aligned with ``Corpus.flat_roles()``."""
         rows = []
         for i in range(0, len(sentences), batch_size):
-            f, m = self.features(sentences[i: i + batch_size])
+            f, m = self.features(sentences[i: i + batch_size], traces_only)
             rows.append(f[m].numpy())
         return np.concatenate(rows, 0)
 
+    def bidirectional_features(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+        """A bidirectional SPCN: the trace banks of every level read forward and read on the
+        reversed sentence, realigned and concatenated, ``(N_tokens, 2 L S N)`` (issue 11; our
+        design). The backward half at t has read words t..T, so the features are not causal."""
+        fwd = self.token_features(sentences, traces_only=True)
+        bwd = self.token_features([list(reversed(s)) for s in sentences], traces_only=True)
+        starts = np.cumsum([0] + [len(s) for s in sentences])
+        order = np.concatenate([np.arange(b - 1, a - 1, -1) for a, b in zip(starts[:-1], starts[1:], strict=True)])
+        return np.concatenate([fwd, bwd[order]], 1)
+
     # ------------------------------------------------------------------ learning
     @torch.no_grad()
-    def fit(self, sentences: Sequence[Sequence[str]], progress: bool = False) -> "SPCN":
+    def fit(self, sentences: Sequence[Sequence[str]], progress: bool = False,
+            n_levels: int | None = None) -> "SPCN":
         """Learn the predictive weights, level by level, from sentences alone (no labels).
 
         Each level predicts its own next column activity from its traces; the rule
         (``cfg.rule``) updates ``P^l`` per minibatch of ``batch_size`` sentences for ``epochs``
         passes, in an order fixed by ``cfg.seed``. ``rule="none"`` leaves the weights at zero.
+        ``n_levels`` learns only the first levels (default all; the others keep their init).
         Returns ``self``.
+
+        Raises:
+            ValueError: ``n_levels`` outside ``1..cfg.n_levels``.
         """
         cfg = self.cfg
+        n_fit = cfg.n_levels if n_levels is None else int(n_levels)
+        if not 1 <= n_fit <= cfg.n_levels:
+            raise ValueError(f"n_levels must lie in 1..{cfg.n_levels}, got {n_levels}")
         order_rng = np.random.default_rng(_hash_seed("order", cfg.seed) % (2**63))
-        for l in range(cfg.n_levels):
+        for l in range(n_fit):
             rule = make_rule(cfg.rule, cfg.n_units, lr=cfg.lr,
                              **({"beta": cfg.beta} if cfg.rule == "pghu" else {}))
             if rule is None:

@@ -1,13 +1,15 @@
-"""Write files atomically: to a temporary file in the same folder, then rename.
+"""Write files and folders atomically: to a temporary file (folder) beside the target, then rename.
 
-A crash, a kill or an exception never leaves a half-written output behind
-(our design: the paper is silent; every writer in ``paper_lib`` uses this).
+A crash, a kill or an exception never leaves a half-written output behind, and a run's
+folder of outputs replaces the previous run's only once it is complete, so no folder ever
+holds files of two runs (our design: the paper is silent; every writer in ``paper_lib`` uses this).
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -62,3 +64,54 @@ def _nan_to_none(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_nan_to_none(v) for v in obj]
     return obj
+
+
+STAGING_MARK = ".staging-"
+
+
+def fresh_dir(target: str | os.PathLike) -> Path:
+    """A new, empty folder beside ``target`` for a run to write into, before :func:`replace_dir`.
+
+    It is named ``.<target name>.staging-<pid>-<random>`` (hidden, and ignored by git). Staging
+    folders of the same target left by processes that no longer run (a killed run) are removed,
+    and so is this process's own earlier one (a notebook whose first cell is run again).
+    Our design: the paper is silent.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{target.name}{STAGING_MARK}"
+    for old in target.parent.glob(prefix + "*"):
+        pid = old.name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=target.parent))
+
+
+def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> Path:
+    """Move the complete folder ``new`` to ``target``; the folder that was there is removed after.
+
+    ``new`` and ``target`` must be on one file system (:func:`fresh_dir` puts them side by side).
+    Two renames: should the process die between them, ``target`` is missing and the previous
+    folder survives as ``.<name>.old-*`` beside it; a reader never sees a mixture of two runs.
+    Returns ``target``.
+    """
+    new, target = Path(new), Path(target)
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.replace(target, old / target.name)
+    os.replace(new, target)
+    os.chmod(target, 0o777 & ~_umask())  # mkdtemp makes 0700
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

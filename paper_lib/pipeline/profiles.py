@@ -24,10 +24,11 @@ _PAPER_LM_SIZES = {"n_layer": 12, "d_model": 768, "n_head": 12, "d_bottleneck": 
 PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
-                          "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2}},
+                          "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
+                          "backprop": {"epochs": 1}, "rules": ["pghu", "none"]},
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
-                     "bigru_word_dropouts": [], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
+                     "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}},
         "spen_train": {**_SMOKE_LM_DATA, "n_layer": 2, "d_model": 64, "n_head": 2, "d_bottleneck": 32, "d_ff": 256,
                        "d_ff_transformer": 256, "block_size": 256, "seq_len": 64, "steps": 30, "warmup_steps": 5,
                        "log_every": 5, "eval_tokens": 4096, "sweep_lrs": [2e-3, 4e-3], "sweep_steps": 6,
@@ -36,9 +37,13 @@ PROFILES: dict[str, dict[str, dict]] = {
         "predictor_ablation": {**_SMOKE_LM_DATA, "n_layer": 1, "d_model": 32, "n_head": 1, "d_bottleneck": 16,
                                "d_ff": 128, "d_ff_transformer": 128, "block_size": 32, "seq_len": 32, "batch_size": 4,
                                "steps": 8, "warmup_steps": 2, "log_every": 2, "eval_tokens": 1024, "seeds": [0]},
+        "associative_recall": {"n_keys": 8, "n_values": 8, "n_pairs": [2, 4], "n_queries": 4, "seq_len": 16,
+                               "d_model": 16, "steps": 6, "warmup_steps": 2, "lrs": [1e-3, 3e-3, 1e-2], "lr_steps": 2,
+                               "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
+                               "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1], "workers": 1},
     },
     "cpu": {  # the defaults of every Settings dataclass
-        "grammar_probe": {}, "transfer": {}, "spen_train": {}, "predictor_ablation": {},
+        "grammar_probe": {}, "transfer": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
     },
     "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
         "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
@@ -51,6 +56,12 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "throughput_batch_tokens": 65536, "throughput_steps": 5},
         "predictor_ablation": {**_PAPER_LM_DATA, **_PAPER_LM_SIZES, "steps": 2000, "warmup_steps": 200,
                                "ckpt_every": 500},
+        "associative_recall": {"n_keys": 128, "n_values": 128, "n_pairs": [4, 8, 16, 32, 64], "n_queries": 64,
+                               "seq_len": 256, "d_model": 128, "steps": 20000, "warmup_steps": 1000,
+                               "batch_size": 64, "lr_steps": 3000, "widths": [64, 128, 256, 512],
+                               "width_n_pairs": 64, "distance_gap": [0, 400],
+                               "distance_bins": [0, 4, 8, 16, 32, 64, 128, 256, 512], "seeds": [0, 1, 2, 3, 4],
+                               "workers": 1, "device": "cuda"},
     },
 }
 

@@ -1,56 +1,136 @@
-"""Outputs of a notebook, each traceable to its source (showyourwork's habit).
+"""Outputs of a notebook, each traceable to its source (showyourwork's habit), and safe.
 
-:class:`Outputs` decides where a notebook writes (``figures/<notebook>/`` for the ``cpu``
-and ``paper`` profiles, ``build/smoke/figures/<notebook>/`` for ``smoke``, so a test run
-never overwrites the committed figures) and stamps every figure and table with its
-provenance: notebook, profile, parameters, seeds, git commit, date. The stamp goes into
-the file where the format allows (PNG text chunks, PDF info, a Markdown comment) and, for
-every file, into the folder's ``provenance.json`` manifest. ``metrics.json`` has the form
+Where a run writes (:func:`output_dir`):
+
+- ``figures/<notebook>/`` only when ``make`` publishes (the runner's ``--publish``, or
+  ``PAPER_LIB_PUBLISH=1`` for a script), at the ``cpu`` or ``paper`` profile, from committed
+  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree);
+- ``build/<profile>/figures/<notebook>/`` for every other run: Jupyter, a plain runner call,
+  papermill by hand, and every ``smoke`` run (smoke never publishes).
+
+Each run writes into a fresh staging folder beside its target, which replaces the previous
+run's folder only when the run is complete (:func:`paper_lib.pipeline.atomic.replace_dir`):
+a failed or interrupted run leaves the old folder as it was and never a mixture. Under the
+runner, the runner swaps the folder in after the whole notebook ran; elsewhere
+:meth:`Outputs.write_metrics` (a notebook's last output), :meth:`Outputs.finish` or the end of a
+``with Outputs(...) as out:`` block does.
+
+Every figure and table is stamped with what identifies the result: notebook, profile,
+parameters, seeds and the commit of the sources (:func:`git_commit`: the last commit that
+changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/``). The stamp carries no date and the
+PDF no creation date, so a rerun that reproduces the numbers rewrites every committed file
+byte for byte. The stamp goes into the file where the format allows (PNG text chunks, PDF
+info, a Markdown comment) and, for every file, into the folder's ``provenance.json``.
+``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
      "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
-and carries no date, so the same seed on the same commit writes the same file twice.
+plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at the smoke profile.
 Our design: the paper is silent.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .atomic import atomic_path, write_json, write_text
+from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
+from .plots import SMOKE_NOTE
 from .profiles import check_profile
 from .stats import mean_ci95
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
+PUBLISH_ENV = "PAPER_LIB_PUBLISH"  # "1": a script's Outputs publishes to figures/ (make's recipes set it)
+RUN_ENV = "PAPER_LIB_RUN"  # set by the runner for its kernel: JSON of the run's folders, profile, commit
+SMOKE_BANNER = SMOKE_NOTE[0].upper() + SMOKE_NOTE[1:] + "."
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit of ``root``'s checkout, with ``-dirty`` when ``paper_lib`` or ``notebooks``
-    have uncommitted changes; ``"unknown"`` outside a git checkout."""
+    """The commit that identifies the sources: the last one that changed ``paper_lib/``,
+    ``notebooks/`` or ``benchmarks/`` (12 hex digits), with ``-dirty`` when these have
+    uncommitted changes; ``"unknown"`` outside a git checkout.
+
+    Committing figures or prose does not change it, so a rerun on a later commit with the same
+    sources stamps its outputs exactly as before.
+    """
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "paper_lib", "notebooks"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        last = _git(root, "log", "-1", "--format=%H", "--", *SOURCE_PATHS) or _git(root, "rev-parse", "HEAD")
+        dirty = _git(root, "status", "--porcelain", "--", *SOURCE_PATHS)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return head + ("-dirty" if dirty else "")
+    return last[:12] + ("-dirty" if dirty else "")
 
 
-def output_dir(notebook: str, profile: str, root: Path = REPO_ROOT) -> Path:
-    """Where ``notebook`` writes at ``profile``: ``figures/<nb>`` or ``build/smoke/figures/<nb>``."""
+def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
+    """The commit time (Unix seconds) of :func:`git_commit`'s commit, for ``SOURCE_DATE_EPOCH``;
+    ``None`` outside a git checkout."""
+    try:
+        stamp = _git(root, "log", "-1", "--format=%ct", "--", *SOURCE_PATHS) or _git(root, "log", "-1", "--format=%ct")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return int(stamp) if stamp.isdigit() else None
+
+
+def check_clean(commit: str, where: str = "figures/") -> str:
+    """Return ``commit`` if results may be published from it.
+
+    Raises:
+        ValueError: ``commit`` ends with ``-dirty`` (one line saying what to do instead).
+    """
+    if commit.endswith("-dirty"):
+        raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}: "
+                         f"{', '.join(p + '/' for p in SOURCE_PATHS)} have changes); commit them first, or run "
+                         "without publishing (outputs then go to build/<profile>/figures/)")
+    return commit
+
+
+def publishing() -> bool:
+    """Whether a script's :class:`Outputs` publishes: ``PAPER_LIB_PUBLISH=1`` in the environment."""
+    return os.environ.get(PUBLISH_ENV, "") == "1"
+
+
+def output_dir(notebook: str, profile: str, root: Path = REPO_ROOT, publish: bool = True) -> Path:
+    """Where ``notebook`` writes at ``profile``.
+
+    ``figures/<notebook>`` when ``publish`` and the profile is not ``smoke``, else
+    ``build/<profile>/figures/<notebook>``.
+
+    Raises:
+        ValueError: unknown profile.
+    """
     check_profile(profile)
-    base = root / "build" / "smoke" / "figures" if profile == "smoke" else root / "figures"
-    return base / notebook
+    if publish and profile != "smoke":
+        return Path(root) / "figures" / notebook
+    return Path(root) / "build" / profile / "figures" / notebook
+
+
+def runner_run() -> dict[str, Any] | None:
+    """The run the notebook runner started this kernel for (``PAPER_LIB_RUN``), or ``None``."""
+    text = os.environ.get(RUN_ENV)
+    return json.loads(text) if text else None
 
 
 def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
+
+
+def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
+    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256."""
+    manifest_path = Path(folder) / "provenance.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    for p in paths:
+        manifest[Path(p).name] = {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
+    return write_json(manifest_path, manifest)
 
 
 class Outputs:
@@ -63,75 +143,130 @@ class Outputs:
         seeds: the seeds the run averaged over.
         root: the project root (tests pass a temporary folder).
         source: the file that produced the outputs (default ``notebooks/<notebook>.py``).
+        publish: write to ``figures/`` (not at ``smoke``); default: :func:`publishing`. Under the
+            notebook runner, the runner decides and this is ignored.
+
+    ``dir`` is where the outputs land once the run is complete; until then they are written
+    to a staging folder beside it.
 
     Raises:
-        ValueError: unknown profile.
+        ValueError: unknown profile; publishing from a ``-dirty`` commit; under the runner, a
+            notebook or profile other than the runner's.
     """
 
     def __init__(self, notebook: str, profile: str, parameters: Mapping[str, Any],
-                 seeds: Iterable[int], root: Path | None = None, source: str | None = None):
+                 seeds: Iterable[int], root: Path | None = None, source: str | None = None,
+                 publish: bool | None = None):
         self.notebook, self.profile = notebook, check_profile(profile)
         self.source = source or f"notebooks/{notebook}.py"
         self.parameters = _jsonable(dict(parameters))
         self.seeds = [int(s) for s in seeds]
-        self.root = Path(root) if root is not None else REPO_ROOT
-        self.dir = output_dir(notebook, profile, self.root)
-        self.commit = git_commit(self.root)
+        self.finished = False
+        run = runner_run()
+        if run is not None:  # the runner owns the folders; it swaps them in when the notebook has run to the end
+            if (run["notebook"], run["profile"]) != (notebook, profile):
+                raise ValueError(f"this kernel runs {run['notebook']} at profile {run['profile']}, not {notebook} "
+                                 f"at {profile}; the runner's --profile is the one source of the profile")
+            self.root, self.dir, self._stage = Path(run["root"]), Path(run["dir"]), Path(run["stage"])
+            self.commit, self.published, self._managed = run["git_commit"], bool(run["published"]), True
+            self._stage.mkdir(parents=True, exist_ok=True)
+        else:
+            self.root = Path(root) if root is not None else REPO_ROOT
+            self.commit = git_commit(self.root)
+            self.published = bool(publishing() if publish is None else publish) and profile != "smoke"
+            if self.published:
+                check_clean(self.commit)
+            self.dir, self._managed = output_dir(notebook, profile, self.root, self.published), False
+            self._stage = fresh_dir(self.dir)
 
     def provenance(self) -> dict[str, Any]:
-        """The stamp written beside every output."""
-        return {"source": self.source, "profile": self.profile,
-                "parameters": self.parameters, "seeds": self.seeds, "git_commit": self.commit,
-                "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        """The stamp written beside every output: what identifies the result, and no date."""
+        stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
+                 "seeds": self.seeds, "git_commit": self.commit}
+        if self.profile == "smoke":
+            stamp["note"] = SMOKE_NOTE
+        return stamp
 
     def _record(self, *paths: Path) -> None:
-        manifest_path = self.dir / "provenance.json"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-        stamp = self.provenance()
-        for p in paths:
-            manifest[p.name] = {**stamp, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-        write_json(manifest_path, manifest)
+        record(self._stage, paths, self.provenance())
 
     def save_figure(self, fig, name: str) -> Path:
-        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped; returns the PNG."""
-        stamp = self.provenance()
-        text = json.dumps(stamp, sort_keys=True)
+        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped; returns the final PNG path.
+
+        No date goes into either file (the PDF's ``CreationDate`` is dropped), so the same figure
+        gives the same bytes.
+        """
+        text = json.dumps(self.provenance(), sort_keys=True)
         paths = []
         for ext, meta in (("png", {"Description": text, "Software": "paper_lib"}),
-                          ("pdf", {"Subject": text, "Creator": "paper_lib"})):
-            path = self.dir / f"{name}.{ext}"
+                          ("pdf", {"Subject": text, "Creator": "paper_lib", "CreationDate": None})):
+            path = self._stage / f"{name}.{ext}"
             with atomic_path(path) as tmp:
                 fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
             paths.append(path)
         self._record(*paths)
-        return paths[0]
+        return self.dir / paths[0].name
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:
-        """Save a pandas table as ``<name>.csv`` and ``<name>.md`` (with a provenance comment)."""
-        csv_path, md_path = self.dir / f"{name}.csv", self.dir / f"{name}.md"
+        """Save a pandas table as ``<name>.csv`` and ``<name>.md`` (with a provenance comment, and
+        at the smoke profile a first line saying the run proves nothing); returns the CSV's final path."""
+        csv_path, md_path = self._stage / f"{name}.csv", self._stage / f"{name}.md"
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         stamp = json.dumps(self.provenance(), sort_keys=True)
         md = df.to_markdown(index=index, floatfmt=floatfmt)
-        write_text(md_path, f"<!-- provenance: {stamp} -->\n\n{md}\n")
+        banner = f"**{SMOKE_BANNER}**\n\n" if self.profile == "smoke" else ""
+        write_text(md_path, f"{banner}<!-- provenance: {stamp} -->\n\n{md}\n")
         self._record(csv_path, md_path)
-        return csv_path
+        return self.dir / csv_path.name
 
     def save_data(self, df, name: str) -> Path:
         """Save a data frame (curves, per-seed rows) as ``<name>.csv``, stamped in the manifest."""
-        path = self.dir / f"{name}.csv"
+        path = self._stage / f"{name}.csv"
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False)
         self._record(path)
-        return path
+        return self.dir / path.name
 
     def write_metrics(self, metrics: Mapping[str, Iterable[float] | Mapping[str, float]]) -> Path:
-        """Write ``metrics.json``. Each value is either per-seed numbers (summarised here with
-        :func:`paper_lib.stats.mean_ci95`) or an already summarised ``{"mean", "ci95", "n"}``."""
+        """Write ``metrics.json``, the run's last output, and complete the run (:meth:`finish`).
+
+        Each value is either per-seed numbers (summarised here with
+        :func:`paper_lib.pipeline.stats.mean_ci95`) or an already summarised ``{"mean", "ci95", "n"}``.
+        Returns the final path.
+        """
         summary = {}
         for key, value in metrics.items():
             summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
                "parameters": self.parameters, "seeds": self.seeds, "metrics": summary}
-        path = write_json(self.dir / "metrics.json", doc)
-        return path
+        if self.profile == "smoke":
+            doc["note"] = SMOKE_NOTE
+        write_json(self._stage / "metrics.json", doc)
+        self.finish()
+        return self.dir / "metrics.json"
+
+    def finish(self) -> Path:
+        """Complete the run: the staging folder replaces ``dir`` (under the runner, the runner does
+        this after the last cell). Later writes go straight into ``dir``. Returns ``dir``."""
+        if not self.finished and not self._managed:
+            replace_dir(self._stage, self.dir)
+            self._stage = self.dir
+        self.finished = True
+        return self.dir
+
+    def discard(self) -> None:
+        """Abandon an unfinished run: remove its staging folder; ``dir`` stays as it was."""
+        if not self.finished and not self._managed:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self.finished = True
+
+    def __enter__(self) -> Outputs:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            self.finish()
+        else:
+            self.discard()
+        return False

@@ -1,0 +1,38 @@
+"""Shared command-line pieces of the benchmarks: one-line argument errors, positive integers."""
+from __future__ import annotations
+
+import argparse
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (``prog: error: ...``), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive(text: str) -> int:
+    """An integer >= 1, else an argparse error naming the value."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
+
+
+def bench_outputs(params: dict, source: str, profile: str = "cpu"):
+    """``Outputs("bench", ...)`` whose staging folder starts with the other benchmarks' files, so that
+    ``finish()`` (which replaces ``figures/bench/`` by the staging folder) keeps them."""
+    import shutil
+
+    from paper_lib.pipeline.provenance import Outputs
+
+    out = Outputs("bench", profile, params, seeds=[0], source=source)
+    stage = getattr(out, "_stage", out.dir)
+    if out.dir.is_dir() and stage != out.dir:
+        for f in out.dir.iterdir():
+            if f.is_file():
+                shutil.copy2(f, stage / f.name)
+    return out

@@ -1,0 +1,216 @@
+"""A prepared GPU check (``make gpu-check``): run it whenever a CUDA machine is lent; never needed by CI.
+
+On a machine without CUDA it prints one line and exits 0. With CUDA, in about 8 minutes at most
+(``--budget-s``; checks that would start past it are skipped and say so):
+
+1. ``ema``: :func:`paper_lib.ema.ema_traces` (fast path, custom backward) against
+   :func:`paper_lib.ema.ema_reference` (the recurrence under autograd) on the GPU, causal and not,
+   in float32: the largest absolute difference of the traces and of ``grad x`` (passes under 1e-4).
+2. ``train``: SPEN and the Transformer at the ``paper`` profile's sizes (12 blocks, d_model 768,
+   GPT-2's vocabulary of 50257; notebook 03's ``Settings`` at ``paper``) for ``--steps`` AdamW steps
+   on random tokens, bf16 autocast as in :mod:`paper_lib.train`: tokens/s (after ``--warmup``
+   untimed steps, synchronised), peak allocated memory (GiB), and SPEN's tokens/s over the
+   Transformer's, at every ``--seq-lens``.
+3. ``nccl``: if two or more GPUs exist, two processes join an NCCL group, all-reduce a known
+   tensor (exact sum) and train a small SPEN with DDP for a few steps through
+   :func:`paper_lib.train.train`; passes when both ranks end with identical weights.
+
+Writes ``figures/bench/gpu_check.csv``: ``check, item, metric, value, unit, passed``, plus the
+device name in its provenance. Exit status 1 if a check failed. Our design: the paper is silent.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+
+EMA_TOL = 1e-4
+
+
+def skip_line() -> str | None:
+    """The one line printed when there is no CUDA device, else None."""
+    if torch.cuda.is_available():
+        return None
+    return f"gpu-check: skipped, no CUDA device (torch {torch.__version__}); nothing written"
+
+
+def check_ema(device: torch.device, B: int = 4, T: int = 1536, D: int = 512) -> list[dict]:
+    """Fast EMA against the reference on ``device``: values and input gradients."""
+    from paper_lib.ema import PAPER_ALPHAS, ema_reference, ema_traces
+
+    rows = []
+    torch.backends.cuda.matmul.allow_tf32 = False                     # float32 means float32 here
+    g = torch.Generator(device="cpu").manual_seed(0)
+    x0 = torch.randn(B, T, D, generator=g).to(device)
+    gy = torch.randn(B, T, len(PAPER_ALPHAS), D, generator=g).to(device)
+    for causal in (False, True):
+        out = {}
+        for name, fn in (("fast", ema_traces), ("reference", ema_reference)):
+            x = x0.clone().requires_grad_()
+            y = fn(x, PAPER_ALPHAS, causal=causal)
+            y.backward(gy)
+            out[name] = (y.detach(), x.grad)
+        for i, what in enumerate(("traces", "grad_x")):
+            err = float((out["fast"][i] - out["reference"][i]).abs().max())
+            rows.append({"check": "ema", "item": f"causal={causal}", "metric": f"max_abs_diff_{what}",
+                         "value": err, "unit": "", "passed": err < EMA_TOL})
+    return rows
+
+
+def _paper_sizes(kind: str, seq_len: int) -> dict:
+    from paper_lib.experiments.spen_train import settings_for
+    from paper_lib.models.factory import sizes_for
+
+    settings = settings_for("paper")
+    sizes = sizes_for(kind, settings, settings.vocab_size)
+    sizes["block_size"] = max(sizes["block_size"], seq_len)
+    return sizes
+
+
+def train_rate(kind: str, seq_len: int, batch: int, steps: int, warmup: int, device: torch.device) -> dict:
+    """Tokens/s and peak memory of ``steps`` AdamW steps of ``kind`` at the paper's sizes."""
+    from paper_lib.models.factory import build_model
+
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats(device)
+    model = build_model(kind, seed=0, **_paper_sizes(kind, seq_len)).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    g = torch.Generator(device="cpu").manual_seed(0)
+    x = torch.randint(0, model.config.vocab_size, (batch, seq_len + 1), generator=g).to(device)
+    t0 = time.perf_counter()
+    for i in range(warmup + steps):
+        if i == warmup:
+            torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            _, loss = model(x[:, :-1], x[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    torch.cuda.synchronize(device)
+    rate = steps * batch * seq_len / (time.perf_counter() - t0)
+    peak = torch.cuda.max_memory_allocated(device) / 2**30
+    finite = bool(torch.isfinite(loss).item())
+    del model, opt
+    return {"tokens_per_s": rate, "peak_gib": peak, "finite": finite}
+
+
+def check_train(device, seq_lens, batch_tokens, steps, warmup, deadline) -> list[dict]:
+    """SPEN and the Transformer at every length: tokens/s, peak memory, the ratio."""
+    rows = []
+    for T in seq_lens:
+        rates = {}
+        for kind in ("spen", "transformer"):
+            if time.monotonic() > deadline:
+                rows.append({"check": "train", "item": f"{kind}@{T}", "metric": "skipped (time budget)",
+                             "value": float("nan"), "unit": "", "passed": None})
+                continue
+            res = train_rate(kind, T, max(1, batch_tokens // T), steps, warmup, device)
+            rates[kind] = res["tokens_per_s"]
+            rows += [{"check": "train", "item": f"{kind}@{T}", "metric": "tokens_per_s", "value": res["tokens_per_s"],
+                      "unit": "tokens/s", "passed": res["finite"]},
+                     {"check": "train", "item": f"{kind}@{T}", "metric": "peak_memory", "value": res["peak_gib"],
+                      "unit": "GiB", "passed": None}]
+            print(f"  {kind} seq_len {T}: {res['tokens_per_s']:,.0f} tokens/s, peak {res['peak_gib']:.1f} GiB", flush=True)
+        if len(rates) == 2:
+            rows.append({"check": "train", "item": f"ratio@{T}", "metric": "spen_over_transformer",
+                         "value": rates["spen"] / rates["transformer"], "unit": "", "passed": None})
+    return rows
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _nccl_worker(rank: int, world: int, port: int, out: str) -> None:
+    import numpy as np
+    import torch.distributed as dist
+
+    from paper_lib.models.factory import build_model
+    from paper_lib.train import TrainConfig, train
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_RANK=str(rank))
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world)
+    t = torch.full((4,), float(rank + 1), device=f"cuda:{rank}")
+    dist.all_reduce(t)
+    exact = bool((t == world * (world + 1) / 2).all())
+    ids = np.random.default_rng(0).integers(0, 256, size=200_000)
+    model = build_model("spen", seed=0, vocab_size=256, n_layer=2, d_model=128, d_bottleneck=48, d_ff=512,
+                        block_size=256).to(f"cuda:{rank}")
+    train(model, ids, TrainConfig(steps=5, batch_size=8, seq_len=256, warmup_steps=1, log_every=1, seed=0),
+          progress=False)
+    flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+    gathered = [torch.empty_like(flat) for _ in range(world)]
+    dist.all_gather(gathered, flat)
+    if rank == 0:
+        same = all(torch.equal(gathered[0], o) for o in gathered[1:])
+        torch.save({"all_reduce_exact": exact, "ranks_identical": same}, out)
+    dist.destroy_process_group()
+
+
+def check_nccl(tmp: Path) -> list[dict]:
+    """Two processes over NCCL (only with >= 2 GPUs): an exact all-reduce and DDP training."""
+    import torch.multiprocessing as mp
+
+    if torch.cuda.device_count() < 2:
+        return [{"check": "nccl", "item": "2 processes", "metric": "skipped (one GPU)", "value": float("nan"),
+                 "unit": "", "passed": None}]
+    out = tmp / "nccl.pt"
+    mp.spawn(_nccl_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True)
+    res = torch.load(out)
+    return [{"check": "nccl", "item": "2 processes", "metric": k, "value": float(v), "unit": "", "passed": bool(v)}
+            for k, v in res.items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = OneLineParser(prog="gpu_check.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--seq-lens", type=positive, nargs="+", default=[1024, 4096])
+    ap.add_argument("--batch-tokens", type=positive, default=16384, help="tokens per step (per GPU)")
+    ap.add_argument("--steps", type=positive, default=30, help="timed steps per model and length")
+    ap.add_argument("--warmup", type=positive, default=5, help="untimed steps first")
+    ap.add_argument("--budget-s", type=positive, default=420, help="no new training check starts after this")
+    args = ap.parse_args(argv)
+    line = skip_line()
+    if line:
+        print(line)
+        return 0
+    import tempfile
+
+    deadline = time.monotonic() + args.budget_s
+    device = torch.device("cuda:0")
+    name = torch.cuda.get_device_name(device)
+    print(f"gpu-check on {torch.cuda.device_count()} x {name}, torch {torch.__version__}", flush=True)
+    rows = check_ema(device)
+    print("  ema: " + ", ".join(f"{r['item']} {r['metric']} {r['value']:.2e}" for r in rows), flush=True)
+    rows += check_train(device, args.seq_lens, args.batch_tokens, args.steps, args.warmup, deadline)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows += check_nccl(Path(tmp))
+    df = pd.DataFrame(rows)
+    params = {**vars(args), "device": name, "n_gpus": torch.cuda.device_count(), "torch": torch.__version__,
+              "cuda": torch.version.cuda}
+    out = bench_outputs(params, "benchmarks/gpu_check.py", "paper")
+    path = out.save_data(df, "gpu_check")
+    out.finish()
+    print(df.to_string(index=False))
+    failed = df[df.passed.eq(False)]
+    print(f"-> {path}: {'all checks passed' if failed.empty else f'{len(failed)} check(s) FAILED'}")
+    return 1 if len(failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

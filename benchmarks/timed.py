@@ -1,0 +1,80 @@
+"""Run one notebook through the runner and append its cost to ``build/timing.csv``.
+
+``python benchmarks/timed.py notebooks/01_grammar_probe.py --profile cpu [-p NAME VALUE ...]``
+runs ``python -m paper_lib.pipeline.runner`` with the same arguments in a child process and
+appends one row ``notebook, profile, wall_s, cpu_s, threads, load_avg``: wall-clock seconds,
+CPU seconds of the runner and its kernel (user + system, every thread), the notebook's
+``n_threads`` (the ``-p n_threads`` given, else :func:`paper_lib.pipeline.threads.default_threads`),
+and the 1-minute load average when the run started (what else the machine was doing).
+``make all`` runs every notebook this way. Exits with the runner's status; a failed run is
+recorded too (``wall_s`` then says how long it took to fail). Our design: the paper is silent.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMNS = ("notebook", "profile", "wall_s", "cpu_s", "threads", "load_avg", "status")
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user + system) of every finished child process of this one, and theirs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_timed(cmd: list[str], env: dict | None = None) -> tuple[int, float, float, float]:
+    """Run ``cmd``; return ``(exit status, wall seconds, CPU seconds, 1-minute load at start)``."""
+    load = os.getloadavg()[0]
+    cpu0, t0 = children_cpu_s(), time.perf_counter()
+    rc = subprocess.call(cmd, env=env)
+    return rc, time.perf_counter() - t0, children_cpu_s() - cpu0, load
+
+
+def append_row(path: Path, row: dict) -> None:
+    """Append ``row`` to the CSV at ``path`` (header written when the file is new)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        if new:
+            w.writeheader()
+        w.writerow(row)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("source", help="notebooks/NN_name.py")
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    ap.add_argument("--publish", action="store_true", help="passed to the runner")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "timing.csv")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from paper_lib.pipeline.threads import default_threads
+
+    params = dict(args.param)
+    threads = json.loads(params["n_threads"]) if params.get("n_threads", "null") != "null" else None
+    cmd = [sys.executable, "-m", "paper_lib.pipeline.runner", args.source, "--profile", args.profile]
+    for name, value in args.param:
+        cmd += ["-p", name, value]
+    if args.publish:
+        cmd.append("--publish")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    rc, wall, cpu, load = run_timed(cmd, env)
+    append_row(args.out, {"notebook": Path(args.source).stem, "profile": args.profile, "wall_s": round(wall, 2),
+                          "cpu_s": round(cpu, 2), "threads": threads or default_threads(args.profile),
+                          "load_avg": round(load, 2), "status": "ok" if rc == 0 else f"failed ({rc})"})
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

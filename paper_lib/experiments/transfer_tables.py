@@ -1,0 +1,234 @@
+"""Aggregation, verdicts and figures of notebook 02 (transfer A -> B, structure versus content,
+depth and dependency length, lag decodability, timescales, learning rules); used only by it.
+
+Inputs are the per-token tables of :func:`paper_lib.experiments.transfer.run_seed` (one row per
+held-out token: seed, grammar, word, role, kind, depth, dep_distance, dep_bin, function_word and
+a boolean ``ok_<readout>`` per readout). Every comparison between two models is paired over
+seeds (:func:`paired_verdict`). Our design: the paper gives no CIs and no such breakdowns.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ..data.grammar import ROLE_KIND, ROLES
+from ..pipeline.plots import legend_outside, mark_paper, stamp
+from ..pipeline.stats import format_mean_ci, mean_ci95
+
+VERDICT = {"a > b": "first > second", "a < b": "second > first", "tie": "tie"}
+
+
+def group_accuracy(tokens: pd.DataFrame, readouts, by) -> pd.DataFrame:
+    """Token accuracy per seed within groups: one row per (seed, *by, readout) with
+    ``accuracy`` (fraction of the group's tokens) and ``n`` (tokens).
+
+    Raises:
+        ValueError: a readout without its ``ok_<readout>`` column.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [r for r in readouts if f"ok_{r}" not in tokens]
+    if missing:
+        raise ValueError(f"no token column for readouts {missing}; have {[c[3:] for c in tokens if c.startswith('ok_')]}")
+    long = tokens.melt(id_vars=["seed", *by], value_vars=[f"ok_{r}" for r in readouts],
+                       var_name="readout", value_name="ok")
+    long["readout"] = long["readout"].str[3:]
+    long = long.dropna(subset=["ok"])                      # a readout not run on that grammar
+    long["ok"] = long["ok"].astype(float)
+    return long.groupby(["seed", *by, "readout"], observed=True)["ok"].agg(accuracy="mean", n="size").reset_index()
+
+
+def paired_verdict(a, b) -> dict[str, Any]:
+    """Compare per-seed values ``a`` and ``b`` (same seeds, same order) by their paired
+    difference ``a - b``.
+
+    Returns:
+        ``{"diff": mean of a - b, "ci95": its 95% CI half-width, "n": seeds, "verdict"}``;
+        ``verdict`` is ``"a > b"`` or ``"a < b"`` when the CI excludes 0, else ``"tie"``
+        (also for a single seed, whose CI is undefined). Our design: the paper gives no CIs.
+
+    Raises:
+        ValueError: different lengths or no values.
+    """
+    a, b = np.asarray(list(a), float), np.asarray(list(b), float)
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError(f"a and b must be non-empty and the same length, got {a.size} and {b.size}")
+    s = mean_ci95(a - b)
+    ci = s["ci95"]
+    verdict = "tie" if not np.isfinite(ci) or abs(s["mean"]) <= ci else ("a > b" if s["mean"] > 0 else "a < b")
+    return {"diff": s["mean"], "ci95": ci, "n": s["n"], "verdict": verdict}
+
+
+def seeds_of(acc: pd.DataFrame, readout: str, **where) -> list[float]:
+    """Per-seed accuracies (seed order) of ``readout`` in the group ``where`` (e.g. grammar="B", kind="structural")."""
+    d = acc[acc.readout == readout]
+    for k, v in where.items():
+        d = d[d[k] == v]
+    return d.sort_values("seed").accuracy.tolist()
+
+
+def comparison_table(acc: pd.DataFrame, pairs: Sequence[tuple[str, str, str]], groups: Sequence[Mapping]) -> pd.DataFrame:
+    """One row per (comparison, group): both models' ``mean ± CI``, their paired difference and a verdict.
+
+    Args:
+        acc: :func:`group_accuracy` output. pairs: ``(label, readout a, readout b)``.
+        groups: dicts selecting the group (e.g. ``{"grammar": "B", "kind": "structural"}``).
+    """
+    rows = []
+    for label, a, b in pairs:
+        for g in groups:
+            sa, sb = seeds_of(acc, a, **g), seeds_of(acc, b, **g)
+            if not sa or not sb:
+                continue
+            v = paired_verdict(sa, sb)
+            rows.append({"comparison": label, **g, "first": a, "first_acc": format_mean_ci(sa), "second": b,
+                         "second_acc": format_mean_ci(sb), "difference": f"{v['diff']:+.3f} ± {v['ci95']:.3f}",
+                         "verdict": {"a > b": f"{a} > {b}", "a < b": f"{b} > {a}", "tie": "tie"}[v["verdict"]]
+                         if v["n"] > 1 else "undetermined (n=1)"})
+    return pd.DataFrame(rows)
+
+
+def group_table(acc: pd.DataFrame, by: str, readouts: Sequence[str], names: Mapping[str, str]) -> pd.DataFrame:
+    """Mean accuracy over seeds per (grammar, group) and readout, readouts as columns (plain names)."""
+    d = acc[acc.readout.isin(readouts)].groupby(["grammar", by, "readout"]).accuracy.mean().unstack()
+    return d[[r for r in readouts if r in d]].rename(columns=names)
+
+
+def plot_per_role(role_acc: pd.DataFrame, labels: Mapping[str, str], grammars: Sequence[str], profile: str, n_seeds: int):
+    """Bars per role (one panel per grammar), one hue per readout; legend outside the axes."""
+    fig, axes = plt.subplots(len(grammars), 1, figsize=(16, 4.2 * len(grammars)), sharex=True, squeeze=False)
+    n_struct = sum(ROLE_KIND[r] == "structural" for r in ROLES)
+    for ax, g in zip(axes[:, 0], grammars, strict=True):
+        d = role_acc[(role_acc.grammar == g) & role_acc.readout.isin(labels)].assign(model=lambda f: f.readout.map(labels))
+        sns.barplot(data=d, x="role", y="accuracy", hue="model", hue_order=list(labels.values()), order=list(ROLES),
+                    errorbar=("ci", 95), n_boot=200, seed=0, ax=ax)
+        ax.axvline(n_struct - 0.5, color="k", ls=":", lw=1)
+        ax.text(n_struct / 2, 1.03, "structural roles", ha="center")
+        ax.text(n_struct + (len(ROLES) - n_struct) / 2, 1.03, "lexical roles", ha="center")
+        ax.set_ylim(0, 1.1)
+        ax.set_ylabel("accuracy (fraction of the role's tokens)")
+        ax.set_title(f"Grammar {g}" + (" (unseen content words; trained on A)" if g.startswith("B") else " (held out)"))
+        legend_outside(ax)
+    axes[-1, 0].set_xlabel("role")
+    axes[-1, 0].tick_params(axis="x", rotation=60)
+    stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
+    fig.tight_layout()
+    return fig
+
+
+def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammars: Sequence[str], profile: str,
+                  n_seeds: int, xlabel: str, order=None, paper_deep: float | None = None):
+    """Accuracy per group (depth or dependency bin), one panel per grammar. ``paper_deep`` draws the
+    paper's deep-embedded value as a labelled mark over depths >= 2 only."""
+    fig, axes = plt.subplots(1, len(grammars), figsize=(5.5 * len(grammars) + 2, 4.2), sharey=True, squeeze=False)
+    for ax, g in zip(axes[0], grammars, strict=True):
+        d = acc[(acc.grammar == g) & acc.readout.isin(labels)].assign(model=lambda f: f.readout.map(labels))
+        xs = order if order is not None else sorted(d[by].unique())
+        xs = [x for x in xs if x in set(d[by])]
+        sns.pointplot(data=d, x=by, y="accuracy", hue="model", hue_order=list(labels.values()), order=xs,
+                      errorbar=("ci", 95), n_boot=200, seed=0, ax=ax, dodge=0.3)
+        if paper_deep is not None and g == "A":
+            deep = [i for i, x in enumerate(xs) if x >= 2]
+            if deep:
+                ax.hlines(paper_deep, deep[0] - 0.3, deep[-1] + 0.3, colors="0.2", linestyles="--", lw=1.2)
+                ax.annotate(f"paper: SPCN, depth >= 2: {paper_deep:g}", xy=(deep[0] - 0.3, paper_deep), xytext=(0, -12),
+                            textcoords="offset points", fontsize=8, color="0.2")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("accuracy (fraction of the group's tokens)")
+        ax.set_title(f"Grammar {g}")
+        ax.tick_params(axis="x", rotation=20)
+        if ax.get_legend():
+            ax.get_legend().remove()
+    legend_outside(axes[0, -1])
+    stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
+    fig.tight_layout()
+    return fig
+
+
+def plot_lag(lag: pd.DataFrame, profile: str):
+    """Lag-decodability curves, identity and role panels, mean and 95% CI over seeds."""
+    states = list(dict.fromkeys(lag.state))
+    blues = sns.color_palette("Blues", max(len(states) - 2, 1) + 1)[1:]
+    colors = dict(zip(states[:-2], blues, strict=False)) | {states[-2]: "black", states[-1]: "tab:red"}
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.6), sharex=True)
+    for ax, target in zip(axes, ["identity", "role"], strict=True):
+        d = lag[lag.target == target]
+        for st in states:
+            m = d[d.state == st].groupby("lag").accuracy.agg(["mean", "std", "count"])
+            half = 1.96 * m["std"].fillna(0) / np.sqrt(m["count"])
+            bold = st.startswith(("EMA bank", "GRU"))
+            ax.plot(m.index, m["mean"], "--" if st.startswith("GRU") else "-", color=colors[st], lw=2.5 if bold else 1.3,
+                    marker="o", ms=3, label=f"{st} ({int(d[d.state == st].width.iloc[0])} dims)")
+            ax.fill_between(m.index, m["mean"] - half, m["mean"] + half, color=colors[st], alpha=0.15)
+        ax.axhline(d.chance.mean(), color="gray", ls=":", lw=1, label="chance (most frequent class)")
+        ax.set_xlabel("lag k (tokens back from the current one)")
+        ax.set_ylabel(f"held-out accuracy of the {target} at t - k")
+        ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
+        ax.set_ylim(0, 1.02)
+    legend_outside(axes[1])
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width")
+    stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
+    fig.tight_layout()
+    return fig
+
+
+def lag_summary(lag: pd.DataFrame, bank: str, gru: str, frac: float = 0.5) -> dict[str, Any]:
+    """Mean curves ``L[state][target][k]``, chance per target, the largest lag keeping ``frac`` of the
+    k = 0 decodability above chance (``half``), and the share from chance to perfect (``norm``)."""
+    L = lag.groupby(["state", "target", "lag"]).accuracy.mean()
+    chance = lag.groupby("target").chance.mean()
+
+    def keep(state, target):
+        c = L[state][target]
+        return int(c[c >= chance[target] + frac * (c.loc[0] - chance[target])].index.max())
+
+    norm = {(s, t, k): float((L[s][t].loc[k] - chance[t]) / (1 - chance[t])) for s in (bank, gru)
+            for t in ("identity", "role") for k in L[s][t].index}
+    return {"L": L, "chance": chance, "half": {(s, t): keep(s, t) for s in (bank, gru) for t in ("identity", "role")},
+            "norm": norm}
+
+
+def timescale_table(ts: pd.DataFrame) -> pd.DataFrame:
+    """One row per alpha subset: accuracy on A and B as ``mean ± CI (n)``, sorted by size then accuracy on A."""
+    rows = []
+    for (alphas, n), d in ts.groupby(["alphas", "n_alphas"], sort=False):
+        rows.append({"alphas": alphas, "n_alphas": int(n), "acc_A": float(d.acc_A.mean()), "A": format_mean_ci(d.acc_A),
+                     "B": format_mean_ci(d.acc_B), "seeds": int(d.seed.nunique())})
+    return pd.DataFrame(rows).sort_values(["n_alphas", "acc_A"], ascending=[True, False]).reset_index(drop=True)
+
+
+def plot_timescales(ts: pd.DataFrame, order: Sequence[str], profile: str):
+    """Bars of accuracy on A and B per alpha subset (adapts to the alphas chosen)."""
+    tl = ts.melt(id_vars=["seed", "alphas", "n_alphas"], value_vars=["acc_A", "acc_B"], var_name="test", value_name="accuracy")
+    tl["test"] = tl["test"].map({"acc_A": "held-out A", "acc_B": "B (transfer)"})
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(order)) + 2, 4))
+    sns.barplot(data=tl, x="alphas", y="accuracy", hue="test", order=list(order), errorbar=("ci", 95), n_boot=200,
+                seed=0, ax=ax)
+    mark_paper(ax, 0.618, "paper: transfer 0.618")
+    ax.set_xlabel("EMA rates alpha in SPCN's trace bank")
+    ax.set_ylabel("role accuracy (fraction of tokens)")
+    ax.set_title("SPCN role accuracy by timescales (linear probe)")
+    ax.set_ylim(0, 1)
+    ax.tick_params(axis="x", rotation=20)
+    legend_outside(ax)
+    stamp(fig, profile, ts.seed.nunique(), errorbars="95% CI over seeds")
+    fig.tight_layout()
+    return fig
+
+
+def rule_table(per_seed: pd.DataFrame, rules: Sequence[str]) -> pd.DataFrame:
+    """Accuracy per learning rule and grammar, and its paired difference from no learning."""
+    rows = []
+    for rule in rules:
+        for g in "AB":
+            a = per_seed[f"spcn_rule_{rule}_acc_{g}"]
+            v = paired_verdict(a, per_seed[f"spcn_rule_none_acc_{g}"]) if "none" in rules and rule != "none" else None
+            rows.append({"rule": rule, "grammar": g, "accuracy": format_mean_ci(a),
+                         "minus_none": f"{v['diff']:+.3f} ± {v['ci95']:.3f}" if v else "",
+                         "verdict": ("tie with none" if v["verdict"] == "tie" else "differs from none") if v else "",
+                         "diff": v["diff"] if v else 0.0})
+    return pd.DataFrame(rows)
+

@@ -1,0 +1,108 @@
+"""Check a notebook's parameters, however it was run (the runner, papermill by hand, Jupyter).
+
+Papermill only warns about a parameter the notebook does not define (``papermill -p profle
+smoke`` runs at the default profile), and has no strict mode. So every notebook calls
+:func:`check_parameters` with ``globals()`` at the top of its first code cell after the
+``parameters`` cell. Papermill injects its values as a cell that starts with ``# Parameters``
+right after the ``parameters`` cell; the kernel's input history (IPython's ``In``) holds both,
+so the names papermill injected are compared with the names the ``parameters`` cell defines.
+The runner checks the same before it starts a kernel (:func:`check_values`).
+Our design: the paper is silent.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Iterable, Mapping
+
+from .profiles import check_profile
+
+INJECTED_MARK = "# Parameters"  # the first line of the cell papermill injects
+
+
+def assigned_names(source: str) -> list[str]:
+    """The names a cell's source assigns at top level (``a = 1``, ``b: int = 2``), in order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def injected_parameters(history: Iterable[str]) -> tuple[list[str], list[str]] | None:
+    """``(defined, injected)``: the names of the ``parameters`` cell and of papermill's injected
+    cell, from a kernel's input history (``In``); ``None`` when nothing was injected (Jupyter)."""
+    history = list(history)
+    for i in range(len(history) - 1, 0, -1):
+        if history[i].lstrip().startswith(INJECTED_MARK):
+            return assigned_names(history[i - 1]), assigned_names(history[i])
+    return None
+
+
+def check_seed_list(seeds: Any, where: str = "seeds") -> list[int]:
+    """``seeds`` as a list of distinct integers.
+
+    Raises:
+        ValueError: not a non-empty list of integers, or with repeats.
+    """
+    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"{where} must be distinct, got {seeds}")
+    return seeds
+
+
+def check_values(values: Mapping[str, Any]) -> None:
+    """Check the values of the parameters every notebook shares.
+
+    ``profile`` must be a known profile; ``overrides`` a dict, whose ``seeds``, if given, is a
+    list of distinct integers (other settings are checked by the notebook's ``settings_for``).
+
+    Raises:
+        ValueError: one line saying which value is wrong and what is allowed.
+    """
+    if "profile" in values:
+        check_profile(values["profile"])
+    overrides = values.get("overrides", {})
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ValueError("overrides must be a dict of setting -> value, e.g. {\"seeds\": [0, 1]}, "
+                         f"got {overrides!r}")
+    if overrides and "seeds" in overrides:
+        check_seed_list(overrides["seeds"], "overrides['seeds']")
+
+
+def check_parameters(namespace: Mapping[str, Any]) -> None:
+    """Validate a notebook's parameters; call as ``check_parameters(globals())``.
+
+    Checks that papermill injected no name the ``parameters`` cell lacks (a typo such as
+    ``profle``), the values (:func:`check_values`), and, under the runner, that the profile is
+    the runner's ``--profile`` (the one source of the profile, which also decides where the
+    outputs and the executed notebook land). At the smoke profile it shows, at the top of the
+    notebook, that the run checks the plumbing and proves nothing.
+
+    Raises:
+        ValueError: one line naming the wrong parameter and the allowed ones.
+    """
+    from .provenance import SMOKE_BANNER, runner_run
+
+    found = injected_parameters(namespace.get("In", []))
+    if found is not None:
+        defined, injected = found
+        unknown = sorted(set(injected) - set(defined))
+        if unknown:
+            raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(defined))}")
+    check_values(namespace)
+    run = runner_run()
+    if run is not None and namespace.get("profile") != run["profile"]:
+        raise ValueError(f"profile {namespace.get('profile')!r} differs from the runner's --profile {run['profile']!r}; "
+                         "set the profile only with --profile")
+    if namespace.get("profile") == "smoke" and "get_ipython" in namespace:
+        from IPython.display import Markdown, display
+
+        display(Markdown(f"**{SMOKE_BANNER}**"))

@@ -1,0 +1,154 @@
+"""The rules and power gates of the reproduction report (:mod:`paper_lib.pipeline.report`).
+
+A rule maps summarised metrics (``{name: {"mean", "ci95", "n"}}``) to ``(yes | partly | no,
+reason)``; a gate returns the reason an experiment has no power (its control did not differ as
+it must), or ``None``. Each rule's docstring is what the report prints. Our design: the paper
+states no tolerances.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, Iterable, Mapping
+
+Metrics = Mapping[str, Mapping[str, float]]  # NAME -> {"mean", "ci95", "n"}
+Rule = Callable[[Metrics], tuple[str, str]]   # -> (verdict, reason)
+Gate = Callable[[Metrics], str | None]         # -> reason the experiment has no power, or None
+
+
+def _m(m: Metrics, name: str) -> float:
+    return float(m[name]["mean"])
+
+
+def _ci(m: Metrics, name: str) -> float:
+    c = m[name].get("ci95")
+    return 0.0 if c is None or (isinstance(c, float) and math.isnan(c)) else float(c)
+
+
+# --------------------------------------------------------------------------- rules
+
+def near(name: str, paper: float, yes: float, partly: float) -> Rule:
+    """yes if |ours - paper| <= yes; partly if <= partly; else no (the reason says which side)."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, name) - paper
+        word = "yes" if abs(d) <= yes else "partly" if abs(d) <= partly else "no"
+        return word, f"ours {'above' if d > 0 else 'below'} the paper by {abs(d):.3f}"
+    rule.__doc__ = f"yes if ours is within {yes:g} of {paper:g}; partly if within {partly:g}; else no"
+    return rule
+
+
+def at_least(name: str, yes: float, partly: float) -> Rule:
+    """yes if ours >= yes; partly if >= partly; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        v = _m(m, name)
+        return ("yes" if v >= yes else "partly" if v >= partly else "no"), f"{name} = {v:.3g}"
+    rule.__doc__ = f"yes if {name} >= {yes:g}; partly if >= {partly:g}; else no"
+    return rule
+
+
+def beats(a: str, b: str, margin: float = 0.0) -> Rule:
+    """yes if ``a`` beats ``b`` (by ``margin``) with 95% CIs apart; partly if ahead; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, a) - _m(m, b)
+        apart = _m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b)
+        word = "yes" if d >= margin and apart else "partly" if d > 0 else "no"
+        return word, f"{a} - {b} = {d:+.3f} ({'CIs apart' if apart else 'CIs overlap'})"
+    extra = f" by >= {margin:g}" if margin else ""
+    rule.__doc__ = f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if ahead with CIs overlapping; else no"
+    return rule
+
+
+def spread(names: Iterable[str], yes: float, partly: float) -> Rule:
+    """yes if (max - min) / min of the values <= yes; partly if <= partly; else no."""
+    names = tuple(names)
+
+    def rule(m: Metrics) -> tuple[str, str]:
+        v = [_m(m, n) for n in names]
+        rel = (max(v) - min(v)) / min(v)
+        return ("yes" if rel <= yes else "partly" if rel <= partly else "no"), f"spread {rel:.1%}"
+    rule.__doc__ = f"yes if (max - min) / min of the losses <= {yes:.0%}; partly if <= {partly:.0%}; else no"
+    return rule
+
+
+def all_of(*rules: Rule) -> Rule:
+    """yes if every rule says yes; partly if at least one says yes or partly; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        results = [r(m) for r in rules]
+        words = [w for w, _ in results]
+        word = "yes" if all(w == "yes" for w in words) else "partly" if any(w in ("yes", "partly") for w in words) else "no"
+        return word, "; ".join(why for _, why in results)
+    rule.__doc__ = "all of: " + " AND ".join((r.__doc__ or "").split(";")[0] for r in rules)
+    return rule
+
+
+def recall_gap(prefix_weak: str, prefix_strong: str) -> Rule:
+    """yes if the weak model's recall at the largest N is below the strong model's with CIs apart
+    and it either falls with N (CIs apart) or is below the strong model at the smallest N too
+    (CIs apart: it cannot bind even a few pairs); partly if below at the largest N with CIs
+    overlapping; else no. It fails if SPEN recalls about as well as attention."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        ns = _sizes(m, prefix_weak)
+        lo, hi = f"{prefix_weak}{ns[0]}", f"{prefix_weak}{ns[-1]}"
+        s_lo, s_hi = f"{prefix_strong}{ns[0]}", f"{prefix_strong}{ns[-1]}"
+
+        def below(a: str, b: str) -> bool:
+            return _m(m, a) + _ci(m, a) < _m(m, b) - _ci(m, b)
+
+        falls = below(hi, lo)
+        word = ("yes" if below(hi, s_hi) and (falls or below(lo, s_lo)) else
+                "partly" if _m(m, hi) < _m(m, s_hi) else "no")
+        return word, (f"SPEN {_m(m, lo):.2f} at N={ns[0]} -> {_m(m, hi):.2f} at N={ns[-1]}; "
+                      f"Transformer {_m(m, s_lo):.2f} -> {_m(m, s_hi):.2f}")
+    rule.__doc__ = ("yes if SPEN's recall at the largest N is below the Transformer's (CIs apart) and SPEN either "
+                    "falls with N or is below the Transformer at the smallest N too (CIs apart); partly if below "
+                    "with CIs overlapping; else no")
+    return rule
+
+
+def _sizes(m: Metrics, prefix: str) -> list[int]:
+    return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
+
+
+# --------------------------------------------------------------------------- gates (power)
+
+def past_unigram(models: Iterable[str], by: float = 1.0) -> Gate:
+    """Informative only if every ``<model>_val_loss`` is at least ``by`` nats below ``unigram_val_loss``."""
+    models = tuple(models)
+
+    def gate(m: Metrics) -> str | None:
+        if "unigram_val_loss" not in m:
+            return "no unigram reference computed"
+        u = _m(m, "unigram_val_loss")
+        short = [f"{k} {_m(m, f'{k}_val_loss'):.2f}" for k in models
+                 if f"{k}_val_loss" in m and _m(m, f"{k}_val_loss") > u - by]
+        missing = [k for k in models if f"{k}_val_loss" not in m]
+        if missing:
+            return f"missing {', '.join(k + '_val_loss' for k in missing)}"
+        return f"not {by:g} nat below the unigram loss {u:.2f}: {', '.join(short)}" if short else None
+    return gate
+
+
+def unbounded_beats_bounded(bounded: Iterable[str], unbounded: Iterable[str]) -> Gate:
+    """Informative only if some reader that can see the past beats every trace-bounded reader
+    with 95% CIs apart (the positive control of the ablation)."""
+    bounded, unbounded = tuple(bounded), tuple(unbounded)
+
+    def gate(m: Metrics) -> str | None:
+        best_b = min(_m(m, b) - _ci(m, b) for b in bounded if b in m)
+        winners = [u for u in unbounded if u in m and _m(m, u) + _ci(m, u) < best_b]
+        if winners:
+            return None
+        seen = ", ".join(f"{u} {_m(m, u):.2f}" for u in unbounded if u in m) or "none run"
+        return f"no unbounded reader beats the bounded ones with CIs apart (best bounded {best_b:.2f}; {seen})"
+    return gate
+
+
+def solves(name_prefix: str, threshold: float) -> Gate:
+    """Informative only if the positive control reaches ``threshold`` at its largest N."""
+    def gate(m: Metrics) -> str | None:
+        ns = _sizes(m, name_prefix)
+        if not ns:
+            return f"no {name_prefix}<N> metric"
+        v = _m(m, f"{name_prefix}{ns[-1]}")
+        return None if v >= threshold else f"the Transformer reaches {v:.2f} < {threshold:g} at N={ns[-1]}: the recipe fails"
+    return gate

@@ -1,0 +1,113 @@
+"""Notebook 05's experiment module and the GRU language model it adds to build_model."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from paper_lib.data.mqar import MQARTask, sample_mqar
+from paper_lib.experiments import associative_recall as ar
+from paper_lib.models.factory import build_model
+from paper_lib.models.lm import count_params
+
+
+def test_settings_profiles_and_errors():
+    assert ar.settings_for("cpu") == ar.Settings()
+    smoke = ar.settings_for("smoke")
+    assert smoke.steps < ar.Settings().steps and len(smoke.seeds) >= 2
+    paper = ar.settings_for("paper")
+    assert max(paper.n_pairs) == 64 and paper.d_model > ar.Settings().d_model
+    with pytest.raises(ValueError, match=r"^unknown model\(s\) mamba; allowed: spen_linear, "):
+        ar.settings_for("smoke", {"models": ["mamba"]})
+    with pytest.raises(ValueError, match=r"^lrs must list at least 3 learning rates to choose from, got \[0.001\]$"):
+        ar.settings_for("cpu", {"lrs": [1e-3]})
+    with pytest.raises(ValueError, match=r"^MQAR n_pairs \(40\) exceeds n_keys \(16\)"):
+        ar.settings_for("cpu", {"n_pairs": [4, 40]})
+    with pytest.raises(ValueError, match=r"^unknown setting\(s\) associative_recall.step; allowed: models, "):
+        ar.settings_for("cpu", {"step": 3})
+
+
+def test_every_model_builds_at_one_budget_and_is_causal():
+    s = ar.settings_for("cpu")
+    V = ar.task(s).vocab_size
+    budget = ar.budget_table(s, V)
+    assert list(budget.model) == list(ar.MODELS)
+    assert budget.vs_transformer.abs().max() < 0.25             # one budget: within 25% of the Transformer
+    x = torch.randint(V, (2, 12))
+    for name in ar.MODELS:
+        model = ar.build(name, s, V, d_model=32, seed=0).eval()
+        logits, _ = model(x)
+        assert logits.shape == (2, 12, V)
+        y = x.clone()
+        y[:, 7] = (y[:, 7] + 1) % V
+        assert torch.allclose(model(y)[0][:, :7], logits[:, :7], atol=1e-5), name
+    with pytest.raises(ValueError, match=r"^unknown model 'spen_oja'; allowed: "):
+        ar.build("spen_oja", s, V)
+
+
+def test_gru_lm_is_registered_with_its_state_width():
+    m = build_model("gru", seed=0, vocab_size=20, n_layer=2, d_model=16, d_state=24, d_ff=32, block_size=8)
+    assert m.kind == "gru" and m.blocks[0].gru.hidden_size == 24
+    gru = 3 * (16 * 24 + 24 * 24 + 2 * 24)                       # PyTorch's GRU: 3 gates, two biases each
+    block = 2 * 2 * 16 + gru + (24 * 16 + 16) + (16 * 32 + 32) + (32 * 16 + 16)
+    assert count_params(m) == 20 * 16 + 2 * block + 2 * 16       # tied embedding, final LayerNorm
+    with pytest.raises(ValueError, match="d_state must be >= 1"):
+        build_model("gru", vocab_size=20, d_state=-1)
+
+
+def test_training_solves_one_pair_and_scores_only_answers():
+    """One pair, answer at the blank after the query: any model that learns to copy the only value
+    gets it right; chance among the 8 values is 0.125. A GRU learns it in a few hundred steps."""
+    s = ar.settings_for("smoke", {"steps": 300, "warmup_steps": 10, "batch_size": 32, "delay": 1})
+    t = MQARTask(n_keys=8, n_values=8, n_queries=1, seq_len=6, delay=1)
+    model = ar.build("gru", s, t.vocab_size, d_model=32, seq_len=6, seed=0)
+    model, loss = ar.train_recall(model, t, [1], s, lr=1e-2, steps=s.steps, seed=0)
+    acc = ar.accuracy_by_pairs(model, t, [1], 256, ar.TEST_SEED)
+    assert acc[1] > 0.9 and loss < 0.5
+
+
+class _Oracle(nn.Module):
+    """Answers every query right where its distance is below ``horizon``, else the blank token."""
+
+    def __init__(self, mqar: MQARTask, horizon: int):
+        super().__init__()
+        self.mqar, self.horizon = mqar, horizon
+
+    def forward(self, idx):
+        b = sample_mqar(self.mqar, 2, idx.shape[0], ar.TEST_SEED)
+        assert torch.equal(b.inputs, idx)
+        answer = torch.where((b.targets >= 0) & (b.distance < self.horizon), b.targets, torch.zeros_like(b.targets))
+        return nn.functional.one_hot(answer, self.mqar.vocab_size).float(), None
+
+
+def test_accuracy_by_distance_bins_answers():
+    t = MQARTask(n_keys=8, n_values=8, n_queries=2, seq_len=40, gap=(0, 30))
+    df = ar.accuracy_by_distance(_Oracle(t, 16), t, 2, 200, bins=(0, 8, 16))
+    assert list(df.distance_lo) == [0, 8, 16]
+    assert df.accuracy.tolist()[:2] == [1.0, 1.0] and df.accuracy.iloc[2] == 0.0
+    assert df.answers.sum() == 400
+
+
+def test_recall_metrics_names_and_values():
+    s = ar.settings_for("smoke", {"models": ["spen_linear", "transformer"], "n_pairs": [2, 4]})
+    rows = [{"model": m, "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": acc}
+            for m, acc in (("spen_linear", 0.5), ("transformer", 1.0)) for n in (2, 4) for seed in s.seeds]
+    rows[0]["accuracy"] = 0.75                                  # spen_linear, N = 2, first seed
+    rows.append({"model": "transformer", "n_pairs": 4, "d_model": 99, "seed": 0, "accuracy": 0.0})  # another width
+    m = ar.recall_metrics(pd.DataFrame(rows), s)
+    assert set(m) == {"recall_acc_spen_linear", "recall_acc_transformer", "recall_acc_transformer_2",
+                      "recall_acc_transformer_4", "recall_acc_spen_2", "recall_acc_spen_4",
+                      "recall_drop_transformer", "recall_drop_spen"}
+    assert m["recall_acc_transformer"] == [1.0] * len(s.seeds) and m["recall_acc_spen_4"] == [0.5] * len(s.seeds)
+    assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)
+
+
+def test_worker_processes_give_the_same_rows_as_one_process():
+    s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3})
+    jobs = [("pairs", m, s.d_model, seed, 1e-3) for m in s.models for seed in s.seeds]
+    one = ar.run_jobs(s, jobs)
+    two = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, "workers": 2}),
+                      jobs)
+    assert len(one) == len(jobs) * len(s.n_pairs)
+    assert pd.DataFrame(one).equals(pd.DataFrame(two))

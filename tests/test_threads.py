@@ -1,0 +1,103 @@
+"""The thread helper (paper_lib.pipeline.threads), the runner's wait policy, and the benchmarks' command lines."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from threadpoolctl import threadpool_info
+
+from paper_lib.pipeline import threads
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def restore_threads():
+    """Put torch's and the BLAS pools' thread counts and the environment back after the test."""
+    keys = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY")
+    env = {k: os.environ.get(k) for k in keys}
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+    if threads._LIMITER is not None:
+        threads._LIMITER.restore_original_limits()
+    for key, value in env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def test_set_threads_sets_torch_blas_openmp_and_environment(restore_threads):
+    assert threads.set_threads(1) == 1
+    assert torch.get_num_threads() == 1
+    assert all(p["num_threads"] == 1 for p in threadpool_info())  # numpy/scipy BLAS and OpenMP pools
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert os.environ["OMP_NUM_THREADS"] == os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert threads.thread_report()["torch"] == 1
+
+
+def test_default_threads(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert threads.default_threads("smoke") == 1
+    assert threads.default_threads("cpu") == min(threads.available_cores(), 4)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # torchrun's choice is kept
+    assert threads.default_threads("cpu") == 3
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
+def test_bad_thread_count_is_one_line(bad):
+    with pytest.raises(ValueError, match=r"^n_threads must be None \(automatic\) or an integer >= 1, got "):
+        threads.set_threads(bad)
+
+
+def test_tune_allocator_on_linux():
+    assert threads.tune_allocator() is sys.platform.startswith("linux")
+
+
+def test_runner_gives_the_kernel_a_passive_wait_policy():
+    import inspect
+
+    from paper_lib.pipeline import runner
+
+    assert threads.WAIT_POLICY_ENV == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert "WAIT_POLICY_ENV" in inspect.getsource(runner.run_notebook)
+
+
+def test_every_notebook_has_n_threads_and_calls_the_helper_once():
+    for nb in sorted((ROOT / "notebooks").glob("0[1-4]_*.py")):  # 05 (new) runs one thread per worker: lead
+        text = nb.read_text()
+        assert "\nn_threads = None" in text, nb.name
+        assert text.count("set_threads(n_threads, profile)") == 1, nb.name
+        assert "torch.set_num_threads" not in text, nb.name
+
+
+def _bench(name: str):
+    """Import ``benchmarks/<name>.py`` as a module (the benchmarks are scripts, not a package)."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+@pytest.mark.parametrize("script, arg", [("bench_ema", "--B"), ("bench_throughput", "--rounds"),
+                                         ("bench_contention", "--repeats"), ("gpu_check", "--steps")])
+def test_bad_benchmark_argument_is_one_line(script, arg, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [f"{script}.py"])
+    with pytest.raises(SystemExit) as exc:
+        _bench(script).main([arg, "0"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == f"{script}.py: error: argument {arg}: must be an integer >= 1, got 0\n"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU skip path")
+def test_gpu_check_skips_with_one_line_on_a_cpu(capsys):
+    assert _bench("gpu_check").main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gpu-check: skipped, no CUDA device") and out.count("\n") == 1
