@@ -140,7 +140,7 @@ def _dist() -> tuple[int, int]:
 
 def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Path | None = None,
           resume: bool = True, stop_after: int | None = None, progress: bool = True,
-          desc: str | None = None) -> TrainResult:
+          desc: str | None = None, on_step=None) -> TrainResult:
     """Train ``model`` on the token stream ``ids`` for ``cfg.steps`` steps.
 
     A rerun never overwrites a result with less (our design): a run that reaches
@@ -156,6 +156,8 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
         stop_after: stop after this step (a simulated kill; the checkpoint schedule is
             unchanged), for tests.
         progress: show a tqdm bar (rank 0 only).
+        on_step: ``on_step(steps_done)`` called after every step (e.g. to evaluate at
+            checkpoints of a token-scaling curve); its time is not counted as training time.
 
     Returns:
         :class:`TrainResult`; ``final_loss`` is the mean training loss (nats) of the last step,
@@ -194,6 +196,8 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
             bar.set_postfix(loss=f"{loss_val:.3f}")
         busy += time.perf_counter() - t0
         bar.update(1)
+        if on_step is not None:
+            on_step(step + 1)
         last = step + 1 == cfg.steps                              # the run is complete: keep it
         if ckpt_dir is not None and ((cfg.ckpt_every and (step + 1) % cfg.ckpt_every == 0) or last):
             if rank == 0:
@@ -290,22 +294,24 @@ class LMSettings:
     min_chars: int = 2000                # characters; shorter articles dropped
     max_train_chars: int | None = None   # characters of training text read (None: all)
     max_val_chars: int | None = None     # characters of each evaluation text read (None: all)
+    dev_every: int = 20                  # every n-th training article is the dev text (choices are made on it)
     tokenizer: str = "bpe"               # bpe (trained on the training split) | gpt2
-    vocab_size: int = 8192               # tokens
+    vocab_size: int = 2048               # tokens (measured: 8192 leaves 2.1M of 5.5M parameters in the embedding)
     n_layer: int = 4                     # blocks
-    d_model: int = 256                   # residual width
-    n_head: int = 4                      # Transformer heads
-    d_bottleneck: int = 96               # SPEN context-mix bottleneck width
-    d_ff: int = 1024                     # SPEN sparse FFN hidden units
-    d_ff_transformer: int = 1024         # Transformer MLP hidden units
+    d_model: int = 128                   # residual width
+    n_head: int = 2                      # Transformer heads (d_model // 64)
+    d_bottleneck: int = 48               # SPEN context-mix bottleneck width
+    d_ff: int = 512                      # SPEN sparse FFN hidden units (31 active)
+    d_ff_transformer: int = 512          # Transformer MLP hidden units
     top_k_frac: float = 0.06             # fraction of SPEN FFN units active (paper: 6%)
     predictor: str = "linear"            # SPEN trace reader (paper_lib.predictors registry)
-    block_size: int = 1024               # longest sequence (tokens)
-    seq_len: int = 256                   # training/eval sequence length (tokens)
-    batch_size: int = 8                  # sequences per step (global)
-    steps: int = 150                     # optimizer steps (same for every model)
-    lr: float = 3e-3                     # peak learning rate
-    warmup_steps: int = 15               # steps
+    block_size: int = 128                # longest sequence (tokens)
+    seq_len: int = 128                   # training/eval sequence length (tokens)
+    batch_size: int = 16                 # sequences per step (global)
+    steps: int = 600                     # optimizer steps (same for every model)
+    lr: float = 2e-3                     # peak learning rate (SPEN; the Transformer's too unless lr_transformer)
+    lr_transformer: float | None = None  # peak learning rate of the Transformer (None: lr)
+    warmup_steps: int = 30               # steps
     log_every: int = 10                  # steps between log rows
     ckpt_every: int = 0                  # steps between checkpoints (0: none)
     eval_tokens: int = 32768             # tokens per evaluation text

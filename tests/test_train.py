@@ -101,6 +101,25 @@ def test_evaluate_marks_repeats_within_a_document():
     assert ev["token_loss"].shape == (8,) and ev["ppl"] == pytest.approx(math.exp(ev["loss"]))
 
 
+def test_on_step_sees_every_step_and_does_not_change_training():
+    torch.set_num_threads(1)
+    ids = _ids()
+    cfg = TrainConfig(steps=6, batch_size=4, seq_len=32, lr=3e-3, warmup_steps=2, log_every=2, seed=1)
+    seen, losses = [], []
+    model = build_model("spen", seed=0, **SIZES)
+
+    def hook(done):
+        seen.append(done)
+        if done in (3, 6):
+            losses.append(evaluate(model, ids, 32, max_tokens=256)["loss"])
+
+    hooked = train(model, ids, cfg, progress=False, on_step=hook)
+    plain = train(build_model("spen", seed=0, **SIZES), ids, cfg, progress=False)
+    assert seen == [1, 2, 3, 4, 5, 6]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert np.allclose(hooked.history["loss"], plain.history["loss"], atol=1e-6)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--profile", "nonsense"], "argument --profile: invalid choice: 'nonsense'"),
     (["--predictor", "nope"], "argument --predictor: invalid choice: 'nope'"),

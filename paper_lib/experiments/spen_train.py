@@ -2,32 +2,280 @@
 
 The paper reports C4 perplexity 260 for its 130M-parameter SPEN against 33 for GPT-2 small
 (Experiment 2). Here both models are built on one causal-LM shell
-(:mod:`paper_lib.models.lm`), trained by :func:`paper_lib.train.train_and_evaluate` and
-evaluated in- and out-of-domain. Sizes and budgets are ours (the paper gives none for a
-laptop); the ``paper`` profile sets the paper's scale.
+(:mod:`paper_lib.models.lm`) and trained by :func:`paper_lib.train.train`, in four steps
+(our design; the paper gives no laptop recipe, the ``paper`` profile sets its scale):
+
+1. reference lines counted on the same training stream and scored on the same windows
+   (:mod:`paper_lib.ngram`: unigram, Kneser-Ney bigram);
+2. a learning-rate sweep per model at a short budget, chosen on the ``dev`` text
+   (training articles held out from training), never on the reported held-out text;
+3. the main runs at the chosen rates, with held-out loss measured at several token budgets
+   inside one run (a token-scaling curve) and the loss split by target class
+   (already seen earlier in the document, or first occurrence);
+4. training throughput against sequence length, both models interleaved in one run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import statistics
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+import numpy as np
+import pandas as pd
+
+from ..evaluate import evaluate, measure_throughput
+from ..models.factory import build_model, sizes_for
+from ..models.lm import count_params
+from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import check_seeds, configure
-from ..train import LMSettings
+from ..train import LMSettings, train, train_config
+
+MODELS = ("spen", "transformer")
+PAPER_PPL = {"spen": 260.0, "transformer": 33.0}
+"""The paper's C4 perplexities: SPEN 260 (ln 260 = 5.56 nats), GPT-2 small 33 (ln 33 = 3.50 nats)."""
+
+
+RECORDED_SWEEP = pd.DataFrame({
+    "model": ["spen"] * 4 + ["transformer"] * 4,
+    "lr": [1e-3, 2e-3, 4e-3, 8e-3] * 2,
+    "val_loss": [5.719133, 5.491703, 5.555178, 5.658697, 6.065881, 6.063097, 6.100030, 6.274961],
+    "tokens": 150 * 16 * 128,
+    "split": "dev (recorded)",
+})
+"""The learning-rate sweep of the ``cpu`` recipe, run once (it costs more than notebook 03's
+budget): each model at each rate for 150 steps (307,200 tokens), seed 0, loss in nats on the
+dev text (dev unigram 6.56, KN bigram 4.76 nats); :func:`lr_sweep` at
+``settings_for("cpu", {"sweep_lrs": [1e-3, 2e-3, 4e-3, 8e-3], "sweep_steps": 150})``, commit
+d0a0422, one thread. Both models are best at 2e-3, inside the grid. :func:`choose_lr` of it
+gives the ``cpu`` defaults ``lr`` (SPEN) and ``lr_transformer`` (``tests/test_lm_experiments.py``
+checks that they agree)."""
+RECORDED_SWEEP_NOTE = "lr_sweep() run once at the cpu recipe, 150 steps per rate, seed 0, dev text"
 
 
 @dataclass
 class Settings(LMSettings):
-    """Notebook 03's settings: :class:`paper_lib.train.LMSettings` plus the throughput study."""
+    """Notebook 03's settings: :class:`paper_lib.train.LMSettings` plus the sweep, the
+    token-scaling checkpoints and the throughput study. Defaults are the ``cpu`` profile."""
 
-    throughput_seq_lens: tuple[int, ...] = (256, 1024)  # tokens; training tokens/s measured at each
-    throughput_batch_tokens: int = 4096  # tokens per timed step
+    sweep_lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3, 8e-3)  # peak learning rates tried for each model
+    sweep_steps: int = 0                 # steps of each sweep run (0: use lr / lr_transformer, the recorded choice)
+    sweep_seed: int = 0                  # seed of the sweep runs
+    eval_at: tuple[int, ...] = (75, 150, 300)  # steps at which held-out loss is measured (plus the last)
+    throughput_seq_lens: tuple[int, ...] = (256, 1024, 4096, 8192)  # tokens; training tokens/s at each
+    throughput_batch_tokens: int = 8192  # tokens per timed step
     throughput_steps: int = 2            # timed steps per measurement
+    throughput_repeats: int = 2          # interleaved rounds (median reported)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
     """Notebook 03's settings at ``profile`` with a reader's ``overrides`` applied.
 
     Raises:
-        ValueError: unknown profile or an unknown setting (one line naming the allowed ones).
+        ValueError: unknown profile or an unknown setting (one line naming the allowed ones),
+        an empty sweep grid, or a checkpoint step outside ``[1, steps]``.
     """
-    return check_seeds(configure(Settings(), "spen_train", profile, overrides))
+    s = check_seeds(configure(Settings(), "spen_train", profile, overrides))
+    if s.sweep_steps and not s.sweep_lrs:
+        raise ValueError("sweep_lrs is empty; give at least one learning rate or set sweep_steps to 0")
+    bad = [k for k in s.eval_at if not 1 <= k <= s.steps]
+    if bad:
+        raise ValueError(f"eval_at steps {bad} lie outside [1, steps={s.steps}]")
+    return s
+
+
+# --------------------------------------------------------------------------- reference lines
+
+def reference_lines(data: dict, settings, splits=("dev", "val", "ood")) -> dict:
+    """Unigram and Kneser-Ney bigram loss (nats/token) on each evaluation text, counted on
+    ``data["train"]`` and scored on the windows :func:`paper_lib.evaluate.evaluate` uses.
+
+    Returns:
+        ``{split: reference_losses(...)}`` (see :func:`paper_lib.ngram.reference_losses`).
+    """
+    vocab = data["tokenizer"].get_vocab_size()
+    counts = count_ngrams(data["train"], vocab)
+    return {s: reference_losses(None, data[s], vocab, settings.seq_len, settings.eval_tokens, counts=counts)
+            for s in splits if s in data}
+
+
+def reference_table(refs: dict) -> pd.DataFrame:
+    """One row per evaluation text: ``text, unigram (nats), bigram KN (nats)`` and perplexities."""
+    names = {"dev": "dev (training articles held out; choices)", "val": "held-out articles (reported)",
+             "ood": "out-of-domain news (reported)"}
+    return pd.DataFrame([{"text": names.get(s, s), "unigram (nats)": r["unigram"], "unigram ppl": math.exp(r["unigram"]),
+                          "bigram KN (nats)": r["bigram"], "bigram KN ppl": math.exp(r["bigram"])}
+                         for s, r in refs.items()])
+
+
+# --------------------------------------------------------------------------- training
+
+def _warmup(settings, steps: int) -> int:
+    return max(1, min(settings.warmup_steps, steps // 10))
+
+
+def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = None, steps: int | None = None,
+              eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True) -> dict:
+    """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it.
+
+    Args:
+        lr, steps: override ``settings.lr`` / ``settings.steps`` (the sweep's short runs).
+        eval_at: steps at which the loss on ``data[eval_split]`` is measured during training
+            (the token-scaling curve; the last step is always measured when listed here).
+        final_splits: texts evaluated after training.
+
+    Returns:
+        ``{"model", "seed", "lr", "params", "history", "train_tokens_per_s", "scaling":
+        [{"tokens", "step", "val_loss"}], <split>: evaluate(...) for each final split}``.
+    """
+    steps = settings.steps if steps is None else steps
+    s = replace(settings, lr=settings.lr if lr is None else lr, steps=steps,
+                warmup_steps=_warmup(settings, steps))
+    model = build_model(kind, seed=seed, **sizes_for(kind, s, data["tokenizer"].get_vocab_size()))
+    cfg = train_config(s, seed)
+    points, marks, last = [], set(eval_at), {}
+
+    def on_step(done: int) -> None:
+        if done in marks:
+            last[done] = evaluate(model, data[eval_split], cfg.seq_len, max_tokens=s.eval_tokens)
+            points.append({"step": done, "tokens": done * cfg.batch_size * cfg.seq_len, "val_loss": last[done]["loss"]})
+
+    res = train(model, data["train"], cfg, progress=progress, desc=f"{kind} lr {s.lr:g} seed {seed}", on_step=on_step)
+    out = {"model": kind, "seed": seed, "lr": s.lr, "params": count_params(model), "history": res.history,
+           "train_tokens_per_s": res.tokens_per_s, "scaling": points}
+    for split in final_splits:
+        reuse = split == eval_split and steps in last          # measured at the last step already
+        out[split] = last[steps] if reuse else evaluate(model, data[split], cfg.seq_len, max_tokens=s.eval_tokens)
+    return out
+
+
+def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True) -> pd.DataFrame:
+    """Each model at each of ``settings.sweep_lrs`` for ``sweep_steps`` steps (seed
+    ``sweep_seed``), scored on the ``dev`` text (never on the reported held-out text).
+
+    Returns:
+        columns ``model, lr, val_loss`` (nats on dev), ``tokens`` (training tokens), ``split``.
+    """
+    rows = []
+    for kind in kinds:
+        for lr in settings.sweep_lrs:
+            r = run_model(kind, settings, data, settings.sweep_seed, lr=lr, steps=settings.sweep_steps,
+                          final_splits=("dev",), progress=progress)
+            rows.append({"model": kind, "lr": lr, "val_loss": r["dev"]["loss"],
+                         "tokens": settings.sweep_steps * settings.batch_size * settings.seq_len, "split": "dev"})
+    return pd.DataFrame(rows)
+
+
+def choose_lr(sweep: pd.DataFrame) -> dict[str, dict]:
+    """The learning rate of lowest dev loss per model: ``{model: {"lr", "val_loss", "at_edge"}}``;
+    ``at_edge`` is True when it is the smallest or largest rate tried (the grid may be too narrow)."""
+    out = {}
+    for kind, d in sweep.groupby("model"):
+        best = d.loc[d.val_loss.idxmin()]
+        out[kind] = {"lr": float(best.lr), "val_loss": float(best.val_loss),
+                     "at_edge": len(d) > 1 and best.lr in (d.lr.min(), d.lr.max())}
+    return out
+
+
+def scaling_frame(runs: list[dict]) -> pd.DataFrame:
+    """The token-scaling curve of every run: ``model, tokens, val_loss, seed, step`` (nats on held-out text)."""
+    return pd.DataFrame([{"model": r["model"], "tokens": p["tokens"], "val_loss": p["val_loss"], "seed": r["seed"],
+                          "step": p["step"]} for r in runs for p in r["scaling"]])
+
+
+def crossing(scaling: pd.DataFrame, a: str = "spen", b: str = "transformer") -> str:
+    """In words: which model leads at each measured budget (mean over seeds) and whether the lead changes."""
+    m = scaling.groupby(["tokens", "model"]).val_loss.mean().unstack()
+    diff = (m[a] - m[b]).dropna()                                        # > 0: b ahead
+    if diff.empty:
+        return "no budget has both models"
+    lead = np.sign(diff.to_numpy())
+    parts = [f"{int(t):,} tokens: {'Transformer' if d > 0 else 'SPEN'} ahead by {abs(d):.2f} nats"
+             for t, d in diff.items()]
+    tokens = [int(t) for t in diff.index]
+    changes = [i for i in range(1, len(lead)) if lead[i] != lead[i - 1]]
+    head = (f"the curves cross between {tokens[changes[0] - 1]:,} and {tokens[changes[0]]:,} tokens"
+            if changes else "the curves do not cross in the measured range")
+    return head + " (" + "; ".join(parts) + ")"
+
+
+def repeat_split(runs: list[dict], refs: dict | None = None) -> pd.DataFrame:
+    """Held-out loss (nats) by target class per run (and for the reference lines):
+    ``model, seed, group, loss, tokens``; groups ``seen earlier in document`` / ``first occurrence``."""
+    rows = []
+    for r in runs:
+        for group, mask in (("seen earlier in document", r["val"]["repeat"]), ("first occurrence", ~r["val"]["repeat"])):
+            rows.append({"model": r["model"], "seed": r["seed"], "group": group,
+                         "loss": float(r["val"]["token_loss"][mask].mean()), "tokens": int(mask.sum())})
+    if refs and runs:
+        rep = runs[0]["val"]["repeat"]
+        for name in ("unigram", "bigram"):
+            tl = refs["val"][f"{name}_token_loss"]
+            for group, mask in (("seen earlier in document", rep), ("first occurrence", ~rep)):
+                rows.append({"model": name, "seed": -1, "group": group, "loss": float(tl[mask].mean()),
+                             "tokens": int(mask.sum())})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- throughput
+
+def throughput_table(settings: Settings, vocab_size: int, kinds=MODELS) -> pd.DataFrame:
+    """Training tokens/s of each model at each of ``settings.throughput_seq_lens``, measured
+    interleaved (for each round, each length, each model in turn), median over rounds.
+
+    Returns:
+        columns ``seq_len, model, tokens_per_s``.
+    """
+    big = replace(settings, block_size=max(max(settings.throughput_seq_lens), settings.block_size))
+    models = {k: build_model(k, seed=0, **sizes_for(k, big, vocab_size)) for k in kinds}
+    raw: dict[tuple[int, str], list[float]] = {}
+    for _ in range(settings.throughput_repeats):
+        for seq_len in settings.throughput_seq_lens:
+            for kind in kinds:
+                tps = measure_throughput(models[kind], vocab_size, seq_len, max(settings.throughput_batch_tokens, seq_len),
+                                         steps=settings.throughput_steps)
+                raw.setdefault((seq_len, kind), []).append(tps)
+    return pd.DataFrame([{"seq_len": s, "model": k, "tokens_per_s": statistics.median(v)} for (s, k), v in raw.items()])
+
+
+# --------------------------------------------------------------------------- metrics
+
+def per_seed_frame(runs: list[dict]) -> pd.DataFrame:
+    """One row per main run: ``model, seed, lr, params, val_loss, val_ppl, ood_loss, ood_ppl,
+    repeat_loss, first_loss, train_tokens_per_s`` (losses in nats on the reported texts)."""
+    rows = []
+    for r in runs:
+        rep, tl = r["val"]["repeat"], r["val"]["token_loss"]
+        rows.append({"model": r["model"], "seed": r["seed"], "lr": r["lr"], "params": r["params"],
+                     "val_loss": r["val"]["loss"], "val_ppl": r["val"]["ppl"], "ood_loss": r["ood"]["loss"],
+                     "ood_ppl": r["ood"]["ppl"], "repeat_loss": float(tl[rep].mean()),
+                     "first_loss": float(tl[~rep].mean()), "train_tokens_per_s": r["train_tokens_per_s"]})
+    return pd.DataFrame(rows)
+
+
+def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_train_tokens: int) -> dict[str, list[float]]:
+    """Per-seed metrics of notebook 03 (see the issue's "Metrics" section); losses in nats.
+
+    ``<model>_past_unigram_nats`` = unigram_val_loss - <model>_val_loss (> 0: better than unigram).
+    ``<model>_tokens_per_s``: at the longest throughput length (only with ``thr``).
+    """
+    def col(kind, c):
+        return per_seed[per_seed.model == kind].sort_values("seed")[c].to_numpy(dtype=float)
+
+    m: dict[str, list[float]] = {"unigram_val_loss": [refs["val"]["unigram"]], "bigram_val_loss": [refs["val"]["bigram"]],
+                                 "unigram_ood_loss": [refs["ood"]["unigram"]], "bigram_ood_loss": [refs["ood"]["bigram"]],
+                                 "n_train_tokens": [float(n_train_tokens)]}
+    for k in MODELS:
+        m.update({f"{k}_val_loss": col(k, "val_loss").tolist(), f"{k}_val_ppl": col(k, "val_ppl").tolist(),
+                  f"{k}_ood_ppl": col(k, "ood_ppl").tolist(), f"{k}_repeat_loss": col(k, "repeat_loss").tolist(),
+                  f"{k}_first_loss": col(k, "first_loss").tolist(), f"{k}_lr": [float(col(k, "lr")[0])],
+                  f"{k}_past_unigram_nats": (refs["val"]["unigram"] - col(k, "val_loss")).tolist()})
+    m["ppl_ratio"] = (col("spen", "val_ppl") / col("transformer", "val_ppl")).tolist()
+    m["ood_ppl_ratio"] = (col("spen", "ood_ppl") / col("transformer", "ood_ppl")).tolist()
+    if thr is None:
+        return m
+    longest = thr.seq_len.max()
+    for k in MODELS:
+        m[f"{k}_tokens_per_s"] = [float(thr[(thr.model == k) & (thr.seq_len == longest)].tokens_per_s.iloc[0])]
+    m["throughput_ratio"] = [m["spen_tokens_per_s"][0] / m["transformer_tokens_per_s"][0]]
+    return m

@@ -1,0 +1,49 @@
+"""Notebooks 03 and 04's mechanics: the dev split, the learning-rate choice, the verdicts, the profiles."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from paper_lib.data.corpus import Corpus
+from paper_lib.data.lm_data import split_dev
+from paper_lib.experiments import predictor_ablation as pa
+from paper_lib.experiments import spen_train as st
+
+
+def test_dev_articles_leave_the_training_split():
+    corpus = Corpus("c", [f"doc{i}" for i in range(10)], ["held"])
+    train, dev = split_dev(corpus, 4)
+    assert dev == ["doc0", "doc4", "doc8"]
+    assert train.train == ["doc1", "doc2", "doc3", "doc5", "doc6", "doc7", "doc9"]
+    assert train.validation == ["held"] and not set(dev) & set(train.train)
+    with pytest.raises(ValueError, match="dev_every must be >= 2"):
+        split_dev(corpus, 1)
+
+
+def test_choose_lr_takes_the_lowest_dev_loss_and_flags_the_edge():
+    sweep = pd.DataFrame({"model": ["spen"] * 3 + ["transformer"] * 3, "lr": [1e-3, 2e-3, 4e-3] * 2,
+                          "val_loss": [5.0, 4.8, 4.9, 5.5, 5.4, 5.3], "tokens": 100})
+    chosen = st.choose_lr(sweep)
+    assert chosen["spen"] == {"lr": 2e-3, "val_loss": 4.8, "at_edge": False}
+    assert chosen["transformer"]["lr"] == 4e-3 and chosen["transformer"]["at_edge"]
+
+
+def test_profiles_configure_and_check_checkpoints():
+    paper = st.settings_for("paper")
+    assert (paper.tokenizer, paper.vocab_size, paper.corpus) == ("gpt2", 50257, "c4")
+    assert max(paper.eval_at) < paper.steps
+    cpu = st.settings_for("cpu")
+    assert (cpu.vocab_size, cpu.d_model, cpu.seq_len, cpu.steps) == (2048, 128, 128, 600)
+    with pytest.raises(ValueError, match=r"eval_at steps \[700\] lie outside \[1, steps=600\]"):
+        st.settings_for("cpu", {"eval_at": [100, 700]})
+    assert pa.settings_for("paper").tokenizer == "gpt2"
+
+
+def test_cpu_learning_rates_are_the_recorded_sweeps_choice():
+    chosen = st.choose_lr(st.RECORDED_SWEEP)
+    cpu = st.settings_for("cpu")
+    assert cpu.sweep_steps == 0
+    assert cpu.lr == chosen["spen"]["lr"]
+    assert (cpu.lr_transformer or cpu.lr) == chosen["transformer"]["lr"]
+    ablation = pa.settings_for("cpu")
+    assert (ablation.lr, ablation.lr_transformer) == (cpu.lr, cpu.lr_transformer)
