@@ -3,7 +3,7 @@
 The paper swaps the reader of SPEN's traces (linear, linear attention, softmax attention),
 finds one loss (about 7.60 nats) and concludes that the traces, not the reader, are the
 bottleneck (the paper's predictor ablation, Experiment 2). Here every predictor of
-:mod:`paper_lib.ablation_predictors` (the paper's three and our three controls) and the
+:mod:`paper_lib.predictors` (the paper's three and our three controls) and the
 matched Transformer are trained by notebook 03's code (:func:`paper_lib.train.train_and_evaluate`)
 on notebook 03's token streams and recipe (:func:`paper_lib.data.lm_data.prepare_data`,
 :class:`paper_lib.train.LMSettings`), with the same seeds, steps and batches, at one parameter

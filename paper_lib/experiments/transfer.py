@@ -6,7 +6,7 @@ label-free cluster naming, the BiGRU) and scored on held-out Grammar A and on Gr
 whose content words were never seen (the paper's transfer claim, brief "Experiment 1").
 How the two models meet an unseen word:
 
-- **SPCN**: a word's input code is a hash of ``(seed, word)`` (:func:`paper_lib.spcn.word_code`),
+- **SPCN**: a word's input code is a hash of ``(seed, word)`` (:func:`paper_lib.models.spcn.word_code`),
   so a Grammar B word gets a fresh random code, unrelated to any code the probe saw.
 - **BiGRU**: every word outside its training vocabulary maps to ``<unk>``, whose embedding
   training learned through word dropout (``BiGRUConfig.word_dropout``).
@@ -22,7 +22,7 @@ Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's wor
 (each dropped training token becomes a fresh never-seen string, so it gets a fresh random
 code, as a Grammar B word does): a parity control for the two models' unknown-word
 handling; SPCN rebuilt with every non-empty subset of the EMA rates (timescales); and the
-lag-decodability curves of :mod:`paper_lib.lag_probe` on SPCN's level-1 trace bank and on a
+lag-decodability curves of :func:`paper_lib.probes.lag_decodability` on SPCN's level-1 trace bank and on a
 GRU language model's state of the same width.
 """
 from __future__ import annotations
