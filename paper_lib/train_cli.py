@@ -118,6 +118,8 @@ def _already_complete(out: Path, run: dict, no_resume: bool) -> bool:
 def _run(args: argparse.Namespace) -> int:
     over = {k: v for k, v in (("corpus", args.corpus), ("predictor", args.predictor), ("steps", args.steps),
                                 ("batch_size", args.batch_size)) if v is not None}
+    if args.steps is not None:  # notebook 03's evaluation points beyond a shorter run do not apply here
+        over["eval_at"] = [k for k in settings_for(args.profile).eval_at if k <= args.steps]
     settings = settings_for(args.profile, over)
     cfg = train_config(settings, args.seed)
     out = Path(args.out or f"runs/{args.profile}-{args.model}-seed{args.seed}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -190,11 +191,14 @@ def test_smoke_outputs_never_land_in_figures(tmp_path):
 
 
 def test_make_rejects_an_unknown_profile_before_installing(tmp_path):
-    proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # under `make -j2 test`
+    proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
     assert proc.returncode != 0
     assert "unknown profile 'huge'; allowed: smoke, cpu, paper" in proc.stderr
     venv = tmp_path / "venv"
-    proc = subprocess.run(["make", "all", "PROFILE=typo", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(["make", "all", "PROFILE=typo", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
     assert proc.returncode != 0 and proc.stdout == "" and not venv.exists()  # nothing installed, nothing run
     assert proc.stderr.strip().endswith("*** error: unknown profile 'typo'; allowed: smoke, cpu, paper.  Stop.")
     assert len(proc.stderr.strip().splitlines()) == 1
