@@ -117,11 +117,12 @@ class GrammarConfig:
     variant: str = "paper"       # "paper" (the default, reproduces the paper's numbers) | "hard"
     reduced_rc_p: float = 0.8    # hard: P(object relative has no relative pronoun)
     plural_p: float = 0.5        # hard: P(noun phrase is plural; its verb agrees)
+    nest_p: float = 0.75         # hard: P(a reduced relative's subject opens another reduced relative)
 
     @classmethod
     def hard(cls, **kw) -> "GrammarConfig":
-        """The harder grammar (issue 11): object relatives mostly without pronoun, number
-        agreement across centre embedding, more centre embedding (see :mod:`paper_lib.data.grammar_hard`)."""
+        """The harder grammar (issue 11): object relatives mostly without pronoun, stacked inside
+        each other (``nest_p``), number agreement across centre embedding (see :mod:`paper_lib.data.grammar_hard`)."""
         return cls(**{"variant": "hard", "object_rc_p": 0.7, "rc_p": 0.45, **kw})
 
     def __post_init__(self):
@@ -130,7 +131,7 @@ class GrammarConfig:
         if not (0 <= self.max_depth <= 8):
             raise ValueError(f"max_depth must be in 0..8, got {self.max_depth}")
         for name in ("rc_p", "object_rc_p", "adj_p", "degree_p", "with_p", "goal_p", "loc_p",
-                     "loc_rel_p", "adv_p", "instrument_p", "reduced_rc_p", "plural_p"):
+                     "loc_rel_p", "adv_p", "instrument_p", "reduced_rc_p", "plural_p", "nest_p"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {v}")

@@ -48,8 +48,12 @@ class HardRules:
         return plural_verb(w) if subj is not None and self.plural.get(subj, False) else w
 
     def np_(self, role: str, depth: int, noun_cat: str = "animate", rc_allowed: bool = True,
-            head: int | None = None) -> int:
-        """DET [[very] ADJ] NOUN [RC], singular or plural; returns the noun's position."""
+            head: int | None = None, nest: bool = False) -> int:
+        """DET [[very] ADJ] NOUN [RC], singular or plural; returns the noun's position.
+
+        ``nest``: the noun phrase is the subject of a reduced relative; with ``nest_p`` it opens
+        another reduced relative (a stack), otherwise a relative clause with ``rc_p`` as usual.
+        """
         cfg = self.cfg
         plural = self.coin(cfg.plural_p)
         self.emit(self.pick(PLURAL_DETS if plural else SINGULAR_DETS), "DET", depth)
@@ -60,15 +64,26 @@ class HardRules:
         w = self.pick(self.lex[noun_cat])
         noun = self.emit(plural_noun(w) if plural else w, role, depth, head)
         self.plural[noun] = plural
-        if rc_allowed and depth < cfg.max_depth and self.coin(cfg.rc_p):
-            self.rc(depth + 1, noun)
+        if rc_allowed and depth < cfg.max_depth:
+            if nest and self.coin(cfg.nest_p):
+                self.reduced_rc(depth + 1, noun)
+            elif self.coin(cfg.rc_p):
+                self.rc(depth + 1, noun)
         return noun
+
+    def reduced_rc(self, depth: int, noun: int) -> None:
+        """NP V_trans at ``depth``, no pronoun: the subject's phrase may stack another one inside."""
+        subj = self.np_("REL_SUBJ", depth, head=noun, nest=True)
+        self.emit(self.verb_word(self.verb_class(transitive_only=True), subj), "VERB_REL", depth, subj)
 
     def rc(self, depth: int, noun: int) -> None:
         """[that] NP V_trans (the pronoun dropped with ``reduced_rc_p``) | that VP_rel."""
         if self.coin(self.cfg.object_rc_p):
-            pron = None if self.coin(self.cfg.reduced_rc_p) else self.emit(self.pick(self.fw["rel"]), "REL_PRON", depth)
-            subj = self.np_("REL_SUBJ", depth, head=noun if pron is None else pron)
+            if self.coin(self.cfg.reduced_rc_p):
+                self.reduced_rc(depth, noun)
+                return
+            pron = self.emit(self.pick(self.fw["rel"]), "REL_PRON", depth)
+            subj = self.np_("REL_SUBJ", depth, head=pron)
             self.emit(self.verb_word(self.verb_class(transitive_only=True), subj), "VERB_REL", depth, subj)
         else:
             self.emit(self.pick(self.fw["rel"]), "REL_PRON", depth)
