@@ -71,3 +71,81 @@ def test_default_grammar_unchanged():
 def test_dependency_bins():
     assert list(dependency_bin(np.array([3, 0, -1, -3, -5, -9]))) == [
         "later word", "self", "1 back", "2-3 back", "4-6 back", "7+ back"]
+
+
+# ----------------------------------------------------------------------------- stacked reduced relatives
+def _corpus_hash(c) -> str:
+    import hashlib
+    import json
+    return hashlib.sha256(json.dumps([c.sentences, c.roles, c.depths, c.heads]).encode()).hexdigest()
+
+
+def test_default_grammar_corpora_pinned():
+    # the "paper" grammar generates exactly the corpora it generated before the hard variant changed
+    # (words, roles, depths and heads of 300 sentences; hashes taken at main cd24a22)
+    assert _corpus_hash(generate("A", 300, 0)) == "8c988720e974a77f55a3f31eb8af5c4cdc23de224237cae8e2553c63f6b231dc"
+    assert _corpus_hash(generate("B", 300, 5, GrammarConfig(max_depth=2))) == (
+        "aff2b1e443d9cae4fff8655ad13087e082eaa3a3d1a0ef3acaffe824a5474789")
+    long = [s for s in generate("A", 40, 3).sentences if len(s) > 14][0]
+    assert long == ["some", "big", "owl", "which", "loves", "the", "dog", "that", "hates", "every", "goat", "which",
+                    "swims", "with", "a", "frog", "loves", "the", "young", "wolf", "that", "faints", "."]
+
+
+def test_hard_grammar_is_deterministic(hard):
+    again = generate("A", 400, seed=0, config=GrammarConfig.hard())
+    assert _corpus_hash(again) == _corpus_hash(hard)
+    assert _corpus_hash(generate("A", 400, seed=1, config=GrammarConfig.hard())) != _corpus_hash(hard)
+
+
+def test_nest_p_is_checked():
+    with pytest.raises(ValueError, match="nest_p must be a probability in \\[0, 1\\], got 1.5"):
+        GrammarConfig.hard(nest_p=1.5)
+
+
+def test_verbs_balance_the_clauses_opened_at_each_depth(hard):
+    # a clause opened at depth d: a relative pronoun, or a reduced relative's subject (no pronoun as head)
+    for rs, ds, hs in zip(hard.roles, hard.depths, hard.heads, strict=True):
+        names = [ROLES[r] for r in rs]
+        for d in range(1, 4):
+            opened = sum(1 for n, x, h in zip(names, ds, hs, strict=True) if x == d and (
+                n == "REL_PRON" or n == "REL_SUBJ" and names[h] != "REL_PRON"))
+            closed = sum(1 for n, x in zip(names, ds, strict=True) if x == d and n == "VERB_REL")
+            assert opened == closed, (names, ds)
+        assert names.count("VERB_MAIN") == 1 and ds[names.index("VERB_MAIN")] == 0
+
+
+def test_a_stacked_clause_closes_after_every_clause_inside_it(hard):
+    # an object relative's verb agrees with (has as head) its REL_SUBJ at the same depth; between
+    # them lie only deeper tokens (the clauses stacked inside the subject); a subject relative's
+    # verb has the modified noun, one level up, as head
+    n_stacked = 0
+    for rs, ds, hs in zip(hard.roles, hard.depths, hard.heads, strict=True):
+        names = [ROLES[r] for r in rs]
+        for v, (n, h) in enumerate(zip(names, hs, strict=True)):
+            if n == "VERB_REL" and names[h] == "REL_SUBJ" and ds[h] == ds[v]:
+                assert all(x > ds[v] for x in ds[h + 1:v]), (names, ds)
+                n_stacked += v - h > 1 and names[v - 1] == "VERB_REL"
+            elif n == "VERB_REL":
+                assert names[v - 1] == "REL_PRON" and ds[h] == ds[v] - 1
+    assert n_stacked > 100
+
+
+def test_verb_runs_close_a_stack():
+    c = generate("A", 400, seed=0, config=GrammarConfig.hard())
+    runs = [(s, ds) for s, rs, ds in zip(c.sentences, c.roles, c.depths, strict=True)
+            if any([ROLES[r] for r in rs[t:t + 3]] == ["VERB_REL", "VERB_REL", "VERB_MAIN"] and ds[t:t + 3] == [2, 1, 0]
+                   for t in range(len(rs) - 2))]
+    assert len(runs) > 15
+
+
+def test_hard_depth_and_role_shares(hard):
+    tok = hard.to_frame()
+    deep = tok[tok.depth >= 2]
+    assert 0.18 < len(deep) / len(tok) < 0.26
+    prev = tok.groupby("sentence")["role"].shift(1)
+    closing = tok.role.eq("VERB_REL") & prev.eq("VERB_REL") & (tok.depth >= 2)
+    assert 0.25 < deep.role.eq("VERB_REL").mean() < 0.33
+    assert 0.08 < closing.sum() / len(deep) < 0.18
+    # the default grammar: about 10% of tokens deep, hardly any verb closing a stack there
+    easy = generate("A", 400, seed=0).to_frame()
+    assert (easy.depth >= 2).mean() < 0.12
