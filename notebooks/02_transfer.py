@@ -26,8 +26,9 @@
 # reversed sentence, against the BiGRU *without* `<unk>` training, the paper-like baseline).
 # The SPCN probe is also trained with content-word-only dropout (function words kept), its
 # fair counterpart of the taggers' `<unk>` training. A **harder grammar** (object relatives
-# without a pronoun, number agreement across centre embedding; `paper_lib.data.grammar_hard`)
-# tests depth where no function word marks it. Beyond the paper: lag decodability, timescales,
+# without a pronoun, stacked inside each other so that a run of verbs closes them, number
+# agreement across centre embedding; `paper_lib.data.grammar_hard`) tests depth where no
+# function word marks it. Beyond the paper: lag decodability, timescales,
 # learning rules.
 
 # %% tags=["parameters"]
