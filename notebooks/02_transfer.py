@@ -1,11 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     formats: py:percent
-#     text_representation: {extension: .py, format_name: percent}
-#   kernelspec: {display_name: Python 3, language: python, name: python3}
-# ---
-
 # %% [markdown]
 # # Experiment 1b: transfer to unseen words, structure versus content, judged like for like
 #

@@ -1,11 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     formats: py:percent
-#     text_representation: {extension: .py, format_name: percent}
-#   kernelspec: {display_name: Python 3, language: python, name: python3}
-# ---
-
 # %% [markdown]
 # # 04 · The predictor ablation: is the bottleneck the traces or the reader?
 #

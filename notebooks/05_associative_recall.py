@@ -1,11 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     formats: py:percent
-#     text_representation: {extension: .py, format_name: percent}
-#   kernelspec: {display_name: Python 3, language: python, name: python3}
-# ---
-
 # %% [markdown]
 # # 05 · Associative recall: where fixed-decay traces lose token identity
 #

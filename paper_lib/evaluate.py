@@ -12,10 +12,34 @@ import torch
 from torch import nn
 
 
+def window_starts(n_tokens: int, seq_len: int, max_tokens: int | None = None) -> np.ndarray:
+    """Start offsets of the evaluation windows of a stream of ``n_tokens`` tokens: the one
+    place that decides how a stream is cut and which targets are scored.
+
+    Windows are non-overlapping and hold ``seq_len`` inputs each; the window at ``s`` scores
+    the targets ``ids[s + 1 : s + seq_len + 1]`` (one shifted), so it reads ``seq_len + 1``
+    tokens. There are ``(n_tokens - 1) // seq_len`` windows, at most ``max(1, max_tokens //
+    seq_len)`` when ``max_tokens`` (tokens) is given. Used by :func:`evaluate` and by
+    :func:`paper_lib.ngram.window_targets`, so the reference lines score the same targets.
+
+    Returns:
+        ``(n_windows,)`` int64, ``0, seq_len, 2 seq_len, ...``.
+
+    Raises:
+        ValueError: fewer than ``seq_len + 1`` tokens (no window).
+    """
+    n_win = (n_tokens - 1) // seq_len
+    if max_tokens is not None:
+        n_win = min(n_win, max(1, max_tokens // seq_len))
+    if n_win < 1:
+        raise ValueError(f"need at least seq_len + 1 = {seq_len + 1} tokens, got {n_tokens}")
+    return np.arange(n_win, dtype=np.int64) * seq_len
+
+
 @torch.no_grad()
 def evaluate(model: nn.Module, ids: np.ndarray, seq_len: int, batch_size: int = 8,
              max_tokens: int | None = None, eot_id: int | None = 0) -> dict:
-    """Per-token next-token loss on non-overlapping windows of ``ids``.
+    """Per-token next-token loss on non-overlapping windows of ``ids`` (:func:`window_starts`).
 
     Each window holds ``seq_len`` inputs and their ``seq_len`` targets (one shifted); a
     model sees only its window (no state carried across windows).
@@ -29,16 +53,12 @@ def evaluate(model: nn.Module, ids: np.ndarray, seq_len: int, batch_size: int = 
     Raises:
         ValueError: fewer than ``seq_len + 1`` tokens.
     """
-    n_win = (len(ids) - 1) // seq_len
-    if max_tokens is not None:
-        n_win = min(n_win, max(1, max_tokens // seq_len))
-    if n_win < 1:
-        raise ValueError(f"need at least seq_len + 1 = {seq_len + 1} tokens, got {len(ids)}")
+    starts = window_starts(len(ids), seq_len, max_tokens)
+    n_win = len(starts)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     losses = []
-    starts = np.arange(n_win) * seq_len
     for i in range(0, n_win, batch_size):
         idx = starts[i:i + batch_size, None] + np.arange(seq_len + 1)[None, :]
         w = torch.from_numpy(ids[idx].astype(np.int64)).to(device)    # (b, L + 1)

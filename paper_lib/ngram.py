@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .evaluate import window_starts
+
 
 @dataclass
 class NGramCounts:
@@ -96,9 +98,9 @@ def _check_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:
 def window_targets(ids: np.ndarray, seq_len: int, max_tokens: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Contexts and targets of :func:`paper_lib.evaluate.evaluate`'s windows, flattened.
 
-    Windows are non-overlapping, ``seq_len`` inputs each, ``min((len - 1) // seq_len,
-    max(1, max_tokens // seq_len))`` of them; the target at position ``t`` of a window is
-    ``ids[s + t + 1]`` and its previous token ``ids[s + t]`` (always inside the window).
+    The windows are :func:`paper_lib.evaluate.window_starts`'s (non-overlapping, ``seq_len``
+    inputs each); the target at position ``t`` of the window at ``s`` is ``ids[s + t + 1]``
+    and its previous token ``ids[s + t]`` (always inside the window).
 
     Returns:
         ``(prev, target)``, two (n_windows * seq_len,) int64 arrays.
@@ -106,12 +108,7 @@ def window_targets(ids: np.ndarray, seq_len: int, max_tokens: int | None = None)
     Raises:
         ValueError: fewer than ``seq_len + 1`` tokens.
     """
-    n_win = (len(ids) - 1) // seq_len
-    if max_tokens is not None:
-        n_win = min(n_win, max(1, max_tokens // seq_len))
-    if n_win < 1:
-        raise ValueError(f"need at least seq_len + 1 = {seq_len + 1} tokens, got {len(ids)}")
-    idx = (np.arange(n_win) * seq_len)[:, None] + np.arange(seq_len)[None, :]
+    idx = window_starts(len(ids), seq_len, max_tokens)[:, None] + np.arange(seq_len)[None, :]
     ids = np.asarray(ids).astype(np.int64)
     return ids[idx].reshape(-1), ids[idx + 1].reshape(-1)
 

@@ -114,3 +114,17 @@ def test_write_report_and_readme_markers(tmp_path):
     row = next(line for line in readme.splitlines() if "perplexity gap" in line)
     assert "8.1 ± 0.5" in row and "SPEN perplexity 300 ± 10" in row and row.rstrip("| ").endswith("yes")
     assert update_readme(tmp_path / "nope.md", claims_table(tmp_path / "figures")) is False
+
+
+@pytest.mark.parametrize("a, b, margin, verdict, reason", [
+    (_s(0.90), _s(0.80), 0.0, "yes", "acc_a - acc_b = +0.100 (acc_a ahead, CIs apart)"),
+    (_s(0.81, 0.05), _s(0.80, 0.05), 0.0, "partly", "acc_a - acc_b = +0.010 (acc_a ahead, CIs overlap)"),
+    (_s(0.70), _s(0.80), 0.0, "no", "acc_a - acc_b = -0.100 (acc_b ahead, CIs apart)"),
+    (_s(0.79, 0.05), _s(0.80, 0.05), 0.0, "no", "acc_a - acc_b = -0.010 (acc_b ahead, CIs overlap)"),
+    (_s(0.80), _s(0.80), 0.0, "no", "acc_a - acc_b = +0.000 (tied, CIs overlap)"),
+    (_s(0.85), _s(0.80), 0.10, "partly", "acc_a - acc_b = +0.050 (acc_a ahead, CIs apart, short of the 0.1 margin)"),
+])
+def test_beats_says_who_is_ahead_and_whether_cis_are_apart(a, b, margin, verdict, reason):
+    from paper_lib.pipeline.rules import beats
+
+    assert beats("acc_a", "acc_b", margin=margin)({"acc_a": a, "acc_b": b}) == (verdict, reason)

@@ -105,38 +105,59 @@ def train_bigru(sentences: Sequence[Sequence[str]], roles: Sequence[Sequence[int
     gen = torch.Generator().manual_seed(cfg.seed)
     vocab = build_vocab(sentences)
     model = BiGRUTagger(len(vocab), cfg)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     ids_all, lens_all = encode(sentences, vocab)
     T = ids_all.shape[1]
     y_all = torch.full((len(sentences), T), -100, dtype=torch.long)
     for b, r in enumerate(roles):
         y_all[b, : len(r)] = torch.tensor(r, dtype=torch.long)
-    epochs = range(cfg.epochs)
-    if progress:
+
+    def batch_loss(idx: Tensor) -> tuple[Tensor, int]:
+        lens = lens_all[idx]
+        Tb = int(lens.max())
+        ids, y = ids_all[idx, :Tb].clone(), y_all[idx, :Tb]
+        if cfg.word_dropout > 0:
+            drop = (torch.rand(ids.shape, generator=gen) < cfg.word_dropout) & (ids > 0)
+            ids[drop] = 1
+        logits = model(ids, lens)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, cfg.n_roles), y.reshape(-1), ignore_index=-100)
+        return loss, len(idx)
+
+    history = _fit(model, batch_loss, len(sentences), cfg.batch_size, cfg.lr, cfg.epochs, gen,
+                   "BiGRU" if progress else None)
+    return model, vocab, history
+
+
+def _fit(model: nn.Module, batch_loss, n_items: int, batch_size: int, lr: float, epochs: int,
+         gen: torch.Generator, desc: str | None) -> list[float]:
+    """The training loop both GRU baselines share: ``epochs`` passes of Adam (step ``lr``) over
+    ``n_items`` examples in an order drawn from ``gen`` each pass, ``batch_size`` at a time.
+
+    ``batch_loss(idx (b,) long) -> (loss, weight)``: the mean loss (scalar tensor, nats) of the
+    examples ``idx`` and how many targets it averages. ``desc``: a tqdm bar's label (None: no
+    bar). Leaves ``model`` in eval mode.
+
+    Returns:
+        The weighted mean loss of each pass (nats per target), ``epochs`` floats.
+    """
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    passes = range(epochs)
+    if desc is not None:
         from tqdm.auto import tqdm
-        epochs = tqdm(epochs, desc="BiGRU", leave=False)
+        passes = tqdm(passes, desc=desc, leave=False)
     history = []
     model.train()
-    for _ in epochs:
-        order = torch.randperm(len(sentences), generator=gen)
+    for _ in passes:
+        order = torch.randperm(n_items, generator=gen)
         total, n = 0.0, 0
-        for i in range(0, len(order), cfg.batch_size):
-            idx = order[i: i + cfg.batch_size]
-            lens = lens_all[idx]
-            Tb = int(lens.max())
-            ids, y = ids_all[idx, :Tb].clone(), y_all[idx, :Tb]
-            if cfg.word_dropout > 0:
-                drop = (torch.rand(ids.shape, generator=gen) < cfg.word_dropout) & (ids > 0)
-                ids[drop] = 1
-            logits = model(ids, lens)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, cfg.n_roles), y.reshape(-1), ignore_index=-100)
+        for i in range(0, len(order), batch_size):
+            loss, k = batch_loss(order[i: i + batch_size])
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total, n = total + loss.item() * len(idx), n + len(idx)
-        history.append(total / n)
+            total, n = total + loss.item() * k, n + k
+        history.append(total / max(n, 1))
     model.eval()
-    return model, vocab, history
+    return history
 
 
 @torch.no_grad()
@@ -207,28 +228,16 @@ def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = GRULanguageModel(vocab_size, cfg)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    epochs = range(cfg.epochs)
-    if progress:
-        from tqdm.auto import tqdm
-        epochs = tqdm(epochs, desc="GRU LM", leave=False)
-    history = []
-    model.train()
-    for _ in epochs:
-        order = torch.randperm(len(ids), generator=gen)
-        total, n = 0.0, 0
-        for i in range(0, len(order), cfg.batch_size):
-            x = ids[order[i: i + cfg.batch_size]]
-            logits, _ = model(x[:, :-1])
-            target = x[:, 1:].masked_fill(x[:, 1:] == 0, -100)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, vocab_size), target.reshape(-1), ignore_index=-100)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            k = int((target != -100).sum())
-            total, n = total + loss.item() * k, n + k
-        history.append(total / max(n, 1))
-    model.eval()
+
+    def batch_loss(idx: Tensor) -> tuple[Tensor, int]:
+        x = ids[idx]
+        logits, _ = model(x[:, :-1])
+        target = x[:, 1:].masked_fill(x[:, 1:] == 0, -100)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, vocab_size), target.reshape(-1), ignore_index=-100)
+        return loss, int((target != -100).sum())
+
+    history = _fit(model, batch_loss, len(ids), cfg.batch_size, cfg.lr, cfg.epochs, gen,
+                   "GRU LM" if progress else None)
     return model, history
 
 

@@ -50,6 +50,26 @@ def _batches(sentences, batch_size):
         yield sentences[i: i + batch_size]
 
 
+def _token_rows(levels, sentences: Sequence[Sequence[str]], part: str, batch_size: int) -> np.ndarray:
+    """Per-token features of a two-level model, sentence after sentence, ``batch_size`` sentences
+    at a time: the part :meth:`ErrorSPCN.token_features` and :meth:`BackpropSPCN.token_features` share.
+
+    ``levels(chunk) -> (h1 (B, T, S N), h2 (B, T, S N), mask (B, T) bool)``; ``part="both"``
+    gives ``[h1, h2]`` (``(N_tokens, 2 S N)`` float32), ``"level2"`` ``h2`` (``(N_tokens, S N)``).
+
+    Raises:
+        ValueError: ``part`` not in :data:`PARTS`.
+    """
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; allowed: {', '.join(PARTS)}")
+    rows = []
+    for chunk in _batches(sentences, batch_size):
+        h1, h2, mask = levels(chunk)
+        f = h2 if part == "level2" else torch.cat([h1, h2], -1)
+        rows.append(f[mask].numpy())
+    return np.concatenate(rows, 0)
+
+
 def level1_traces(spcn: SPCN, sentences: Sequence[Sequence[str]], batch_size: int = 256) -> np.ndarray:
     """The floor: level-1 EMA traces of the fixed word codes, ``(N_tokens, S * N)`` float32.
 
@@ -108,16 +128,14 @@ class ErrorSPCN:
     def token_features(self, sentences: Sequence[Sequence[str]], part: str = "both",
                        batch_size: int = 256) -> np.ndarray:
         """``(N_tokens, F)``: ``part="both"`` gives ``[h^1, h^2]`` (F = 2 S N), ``"level2"`` ``h^2``."""
-        if part not in PARTS:
-            raise ValueError(f"unknown part {part!r}; allowed: {', '.join(PARTS)}")
-        cfg, rows = self.cfg, []
-        for chunk in _batches(sentences, batch_size):
+        cfg = self.cfg
+
+        def levels(chunk):
             h1, e, mask = self._error(chunk)
             a2 = kwta_columns((self.precision * e) @ self.R2.T, cfg.n_columns, cfg.top_k) * mask[..., None]
-            h2 = ema_traces(a2, cfg.alphas).flatten(2)                     # (B, T, S N)
-            f = h2 if part == "level2" else torch.cat([h1.flatten(2), h2], -1)
-            rows.append(f[mask].numpy())
-        return np.concatenate(rows, 0)
+            return h1.flatten(2), ema_traces(a2, cfg.alphas).flatten(2), mask   # (B, T, S N) each
+
+        return _token_rows(levels, sentences, part, batch_size)
 
 
 # ----------------------------------------------------------------------------- backprop ceiling
@@ -219,11 +237,11 @@ class BackpropSPCN:
     def token_features(self, sentences: Sequence[Sequence[str]], part: str = "both",
                        batch_size: int = 256) -> np.ndarray:
         """``(N_tokens, F)`` as :meth:`ErrorSPCN.token_features`."""
-        if part not in PARTS:
-            raise ValueError(f"unknown part {part!r}; allowed: {', '.join(PARTS)}")
-        S, N, rows = len(self.cfg.alphas), self.cfg.n_units, []
-        for chunk in _batches(sentences, batch_size):
+        SN = len(self.cfg.alphas) * self.cfg.n_units
+
+        def levels(chunk):
             a1, h1, mask = self._level1(chunk)
-            f, _ = self.net(a1, h1, mask, self.bp.temperature)
-            rows.append((f[..., S * N:] if part == "level2" else f)[mask].numpy())
-        return np.concatenate(rows, 0)
+            f, _ = self.net(a1, h1, mask, self.bp.temperature)            # (B, T, 2 S N)
+            return f[..., :SN], f[..., SN:], mask
+
+        return _token_rows(levels, sentences, part, batch_size)

@@ -47,14 +47,25 @@ def at_least(name: str, yes: float, partly: float) -> Rule:
 
 
 def beats(a: str, b: str, margin: float = 0.0) -> Rule:
-    """yes if ``a`` beats ``b`` (by ``margin``) with 95% CIs apart; partly if ahead; else no."""
+    """yes if ``a`` beats ``b`` (by ``margin``) with 95% CIs apart; partly if ahead; else no.
+
+    Higher is better. The reason names who is ahead (``a``, ``b`` or neither: tied) and whether
+    the two 95% CIs are apart (either way round), e.g. ``"a - b = -0.120 (b ahead, CIs apart)"``;
+    with a ``margin``, a lead with CIs apart but smaller than the margin says so.
+    """
     def rule(m: Metrics) -> tuple[str, str]:
         d = _m(m, a) - _m(m, b)
-        apart = _m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b)
-        word = "yes" if d >= margin and apart else "partly" if d > 0 else "no"
-        return word, f"{a} - {b} = {d:+.3f} ({'CIs apart' if apart else 'CIs overlap'})"
+        a_above = _m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b)
+        b_above = _m(m, b) - _ci(m, b) > _m(m, a) + _ci(m, a)
+        word = "yes" if d >= margin and a_above else "partly" if d > 0 else "no"
+        who = a if d > 0 else b if d < 0 else "tied"
+        ahead = "tied" if who == "tied" else f"{who} ahead"
+        cis = "CIs apart" if a_above or b_above else "CIs overlap"
+        short = f", short of the {margin:g} margin" if 0 < d < margin else ""
+        return word, f"{a} - {b} = {d:+.3f} ({ahead}, {cis}{short})"
     extra = f" by >= {margin:g}" if margin else ""
-    rule.__doc__ = f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if ahead with CIs overlapping; else no"
+    otherwise = "ahead with CIs overlapping" if margin <= 0 else "ahead otherwise"
+    rule.__doc__ = f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if {otherwise}; else no"
     return rule
 
 
