@@ -45,7 +45,6 @@ import pandas as pd
 import seaborn as sns
 import torch
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from paper_lib.data.grammar import ROLE_KIND, ROLES, make_split, role_inventory
 from paper_lib.data.roles import DEPENDENCY_BINS
@@ -59,6 +58,7 @@ from paper_lib.experiments.grammar_probe import (
     settings_for,
     summary_table,
 )
+from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
@@ -96,7 +96,8 @@ display(Markdown(
 # the error-driven SPCN per rule; the backprop ceiling; the BiGRU trained with labels.
 
 # %%
-results = {seed: run_seed(settings, seed) for seed in tqdm(settings.seeds, desc="seeds")}
+results = dict(zip(settings.seeds, parallel_map(run_seed, [(settings, seed) for seed in settings.seeds],
+                                                workers=settings.workers, desc="seeds"), strict=True))
 per_seed = pd.DataFrame([{"seed": s, **r["acc"], **{f"test_mse_{k}": v for k, v in r["test_mse"].items()}}
                          for s, r in results.items()])
 per_seed["spcn_over_bigru"] = per_seed["spcn_probe"] / per_seed["bigru"]

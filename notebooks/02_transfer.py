@@ -39,12 +39,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 import paper_lib.experiments.transfer_tables as tt
 from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.transfer import run_seed, settings_for
+from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
@@ -73,7 +73,8 @@ display(Markdown(f"In Grammar B, {unseen.mean():.1%} of the tokens are content w
 # study on some seeds; the lag study.
 
 # %%
-results = {seed: run_seed(settings, seed) for seed in tqdm(settings.seeds, desc="seeds")}
+results = dict(zip(settings.seeds, parallel_map(run_seed, [(settings, seed) for seed in settings.seeds],
+                                                workers=settings.workers, desc="seeds"), strict=True))
 tokens = pd.concat([r["tokens"] for r in results.values()], ignore_index=True)
 READ = [c[3:] for c in tokens.columns if c.startswith("ok_")]
 overall = tt.group_accuracy(tokens, READ, "grammar")

@@ -22,7 +22,7 @@ def test_settings_profiles_and_errors():
         ar.settings_for("smoke", {"models": ["mamba"]})
     with pytest.raises(ValueError, match=r"^lrs must list at least 3 learning rates to choose from, got \[0.001\]$"):
         ar.settings_for("cpu", {"lrs": [1e-3]})
-    with pytest.raises(ValueError, match=r"^MQAR n_pairs \(40\) exceeds n_keys \(16\)"):
+    with pytest.raises(ValueError, match=r"^MQAR n_pairs \(40\) exceeds n_keys \(8\)"):
         ar.settings_for("cpu", {"n_pairs": [4, 40]})
     with pytest.raises(ValueError, match=r"^unknown setting\(s\) associative_recall.step; allowed: models, "):
         ar.settings_for("cpu", {"step": 3})

@@ -28,6 +28,7 @@ from ..data.mqar import MQARTask, query_accuracy, sample_mqar
 from ..ema import PAPER_ALPHAS
 from ..models.factory import build_model
 from ..models.lm import count_params
+from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..predictors import ABLATION_PREDICTORS, CONTROL_PREDICTORS, PAPER_PREDICTORS
@@ -53,22 +54,22 @@ class Settings:
     """
 
     models: tuple[str, ...] = MODELS        # names in MODELS
-    n_keys: int = 16                        # key vocabulary (tokens)
-    n_values: int = 16                      # value vocabulary (tokens)
-    n_pairs: tuple[int, ...] = (2, 4, 8, 16)  # panel 1's pair counts; the last is the hardest
-    n_queries: int = 16                     # queries per sequence (all pairs up to this many)
-    seq_len: int = 32                       # tokens per sequence
+    n_keys: int = 8                         # key vocabulary (tokens)
+    n_values: int = 8                       # value vocabulary (tokens)
+    n_pairs: tuple[int, ...] = (2, 4, 8)    # panel 1's pair counts; the last is the hardest
+    n_queries: int = 8                      # queries per sequence (all pairs up to this many)
+    seq_len: int = 16                       # tokens per sequence
     single_hop: bool = True                 # one token per pair (ours; calibration) instead of key, value
     delay: int = 0                          # blanks after each query key (the answer is due at the last)
     n_layer: int = 2                        # blocks of every model
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
-    steps: int = 2500                       # optimiser steps per run (the Transformer "clicks" after 800 to 1500+)
+    steps: int = 1000                       # optimiser steps per run (the Transformer solves the cpu task by 1000)
     batch_size: int = 32                    # sequences per step
-    warmup_steps: int = 100                 # linear warmup, then cosine decay to 0
+    warmup_steps: int = 50                  # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
-    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2)  # learning rates tried per model (>= 3)
+    lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3)  # learning rates tried per model (>= 3)
     lr_steps: int = 400                     # steps of each learning-rate trial (seed 0; a short budget)
     val_sequences: int = 256                # fresh validation sequences per pair count
     test_sequences: int = 512               # fresh test sequences per pair count
@@ -250,28 +251,13 @@ def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) 
 def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
     """Run :func:`_job` for every ``(kind, name, d_model, seed, lr)`` of ``jobs``; rows in job order.
 
-    With ``s.workers > 1`` the jobs run in that many worker processes (spawned, one torch thread
-    each: the two cores of a laptop train two small models at once); every job seeds itself, so
-    the rows do not depend on the number of workers. ``progress``: a tqdm bar advanced per job.
+    With ``s.workers > 1`` the jobs run in that many worker processes
+    (:func:`paper_lib.pipeline.parallel.parallel_map`, one torch thread each: the two cores of a
+    laptop train two small models at once); every job seeds itself, so the rows do not depend on
+    the number of workers. ``progress``: a tqdm bar advanced per job.
     """
-    if s.workers <= 1 or len(jobs) <= 1:
-        out = []
-        for job in jobs:
-            out.append(_job(s, *job))
-            if progress is not None:
-                progress.update(1)
-        return [r for rows in out for r in rows]
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    with ProcessPoolExecutor(max_workers=s.workers, mp_context=mp.get_context("spawn"),
-                             initializer=torch.set_num_threads, initargs=(1,)) as pool:
-        futures = {pool.submit(_job, s, *job): i for i, job in enumerate(jobs)}
-        results: list = [None] * len(jobs)
-        for f in as_completed(futures):
-            results[futures[f]] = f.result()
-            if progress is not None:
-                progress.update(1)
+    results = parallel_map(_job, [(s, *job) for job in jobs], workers=s.workers, progress=progress is not None,
+                           bar=progress)
     return [r for rows in results for r in rows]
 
 

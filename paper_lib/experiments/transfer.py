@@ -74,11 +74,12 @@ class Settings:
     """Notebook 02's settings; the defaults are the ``cpu`` profile's (our design: the paper
     gives no sizes). Profiles change them in :mod:`paper_lib.pipeline.profiles`."""
 
-    n_train: int = 2000                  # training sentences of Grammar A
+    n_train: int = 1000                  # training sentences of Grammar A (1000: the 10-minute cpu budget)
     n_test: int = 500                    # held-out sentences of Grammar A
     n_test_B: int = 500                  # sentences of Grammar B (never trained on)
     max_depth: int = 3                   # deepest relative-clause nesting (levels)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
+    workers: int = 2                     # seeds run at once (worker processes, one thread each)
     spcn: SPCNConfig = field(default_factory=lambda: SPCNConfig(
         d_code=128, n_levels=2, n_columns=8, column_size=16, top_k=2, alphas=PAPER_ALPHAS, rule="pghu",
         lr=1.0, beta=0.05, epochs=3, batch_size=32))  # headline SPCN (seed set per run)
