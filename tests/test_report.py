@@ -87,6 +87,17 @@ def test_ablation_needs_an_unbounded_reader_to_win():
     assert verdict_for("ablation", {**power, "loss_linear": _s(6.85)}, "cpu").holds == "partly"  # spread 3.9%
 
 
+def test_learning_needs_a_ceiling_above_the_floor():
+    m = {"spcn_learned_feat_acc_A": _s(0.959, 0.002), "spcn_level1_floor_acc_A": _s(0.962, 0.002),
+         "spcn_backprop_acc_A": _s(0.960, 0.002)}
+    v = verdict_for("learning", m, "cpu")
+    assert v.holds == "not informative at this budget"
+    assert v.reason.startswith("the ceiling spcn_backprop_acc_A 0.960 ± 0.002 does not beat the floor")
+    room = {**m, "spcn_backprop_acc_A": _s(0.99, 0.002)}
+    assert verdict_for("learning", room, "cpu").holds == "no"                      # the learner ties the floor
+    assert verdict_for("learning", {**room, "spcn_learned_feat_acc_A": _s(0.98, 0.002)}, "cpu").holds == "yes"
+
+
 def test_recall_rule_and_its_positive_control():
     m = {"recall_acc_spen_4": _s(0.9), "recall_acc_spen_64": _s(0.2), "recall_acc_transformer_4": _s(1.0),
          "recall_acc_transformer_64": _s(0.99)}

@@ -154,6 +154,18 @@ def unbounded_beats_bounded(bounded: Iterable[str], unbounded: Iterable[str]) ->
     return gate
 
 
+def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
+    """Informative only if ``ceiling`` (the best the setup can learn) beats ``floor`` (no learning)
+    with 95% CIs apart: if even the ceiling cannot rise above the floor, a learner that ties the
+    floor says nothing about learning (issue 11; our design)."""
+    def gate(m: Metrics) -> str | None:
+        if _m(m, ceiling) - _ci(m, ceiling) > _m(m, floor) + _ci(m, floor):
+            return None
+        return (f"the ceiling {ceiling} {_m(m, ceiling):.3f} ± {_ci(m, ceiling):.3f} does not beat the floor "
+                f"{floor} {_m(m, floor):.3f} ± {_ci(m, floor):.3f} with CIs apart: no room to show learning")
+    return gate
+
+
 def solves(name_prefix: str, threshold: float) -> Gate:
     """Informative only if the positive control reaches ``threshold`` at its largest N."""
     def gate(m: Metrics) -> str | None:
