@@ -222,8 +222,10 @@ display(Markdown(ar.width_paragraph(by_width, S)))
 
 # %% [markdown]
 # ## Panel 3: SPEN's accuracy against key-query distance
-# SPEN is trained on sequences whose pairs and queries are separated by a random number of
-# blanks, and its answers are binned by the distance from the key to the answer. The dashed
+# SPEN, and the Transformer as the positive control, are trained on sequences whose pairs and
+# queries are separated by a random number of blanks, and their answers are binned by the
+# distance from the key to the answer; if the Transformer does not learn this task, the panel
+# says so instead of reading SPEN's curve. The dashed
 # lines mark each trace's decay time `1/alpha` (tokens): beyond the slowest one, `1/0.02 = 50`
 # tokens, a key's weight in every trace has fallen below `e^-1` of its start.
 

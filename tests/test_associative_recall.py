@@ -111,3 +111,23 @@ def test_worker_processes_give_the_same_rows_as_one_process():
                       jobs)
     assert len(one) == len(jobs) * len(s.n_pairs)
     assert pd.DataFrame(one).equals(pd.DataFrame(two))
+
+
+def _distance_rows(acc_near: dict, acc_far: dict) -> pd.DataFrame:
+    rows = []
+    for m in acc_near:
+        rows += [{"model": m, "seed": 0, "distance_lo": 0, "distance_hi": 32, "accuracy": acc_near[m], "answers": 10},
+                 {"model": m, "seed": 0, "distance_lo": 64, "distance_hi": 128, "accuracy": acc_far[m], "answers": 10}]
+    return pd.DataFrame(rows)
+
+
+def test_distance_paragraph_needs_a_control_and_a_learner():
+    s = ar.settings_for("cpu")                                # distance_n_pairs 4: chance 0.25; horizon 50 tokens
+    failed_control = _distance_rows({"spen_linear": 0.1, "transformer": 0.37}, {"spen_linear": 0.13, "transformer": 0.36})
+    text = ar.distance_paragraph(failed_control, s)
+    assert "**Not informative at this budget:** the Transformer itself reaches only 0.37" in text
+    unlearned = _distance_rows({"spen_linear": 0.27, "transformer": 1.0}, {"spen_linear": 0.25, "transformer": 1.0})
+    assert "for `spen_linear`: at or near chance" in ar.distance_paragraph(unlearned, s)
+    readable = _distance_rows({"spen_linear": 0.8, "transformer": 1.0}, {"spen_linear": 0.26, "transformer": 1.0})
+    text = ar.distance_paragraph(readable, s)
+    assert "`spen_linear`: 0.80 for distances below 50 tokens, 0.26 beyond" in text and "Not informative" not in text

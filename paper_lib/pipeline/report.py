@@ -153,6 +153,9 @@ def label(name: str) -> str:
     m = re.fullmatch(r"recall_acc_(spen|transformer)_(\d+)", name)
     if m:
         return f"{'SPEN' if m.group(1) == 'spen' else 'Transformer'} recall, N={m.group(2)}"
+    m = re.fullmatch(r"recall_acc_spen_([a-z_]+)", name)
+    if m:
+        return f"SPEN-{m.group(1)} recall, largest N"
     return METRIC_LABELS.get(name, name)
 
 
