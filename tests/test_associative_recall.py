@@ -130,4 +130,13 @@ def test_distance_paragraph_needs_a_control_and_a_learner():
     assert "for `spen_linear`: at or near chance" in ar.distance_paragraph(unlearned, s)
     readable = _distance_rows({"spen_linear": 0.8, "transformer": 1.0}, {"spen_linear": 0.26, "transformer": 1.0})
     text = ar.distance_paragraph(readable, s)
-    assert "`spen_linear`: 0.80 for distances below 50 tokens, 0.26 beyond" in text and "Not informative" not in text
+    assert "`spen_linear`: 0.80 at distances up to about 50 tokens, 0.26 beyond" in text and "Not informative" not in text
+    below = _distance_rows({"spen_linear": 0.1, "transformer": 1.0}, {"spen_linear": 0.1, "transformer": 1.0})
+    assert "0.10 at distances up to about 50 tokens, 0.10 beyond (below chance)" in ar.distance_paragraph(below, s)
+
+
+@pytest.mark.parametrize("key, value", [("steps", -1), ("steps", 0), ("d_model", -5), ("workers", 0),
+                                        ("steps", "many"), ("batch_size", True)])
+def test_counts_below_one_are_refused_before_anything_runs(key, value):
+    with pytest.raises(ValueError, match=rf"^{key}={value!r}: each must be an integer >= 1$"):
+        ar.settings_for("smoke", {key: value})

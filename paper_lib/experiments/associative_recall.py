@@ -90,13 +90,20 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     """Notebook 05's settings at ``profile`` with a reader's ``overrides`` applied.
 
     Raises:
-        ValueError: unknown profile or setting, an unknown model, fewer than 3 learning rates,
-            or a task that does not fit (more pairs than keys, sequences longer than ``seq_len``).
+        ValueError: unknown profile or setting, an unknown model, a count below 1 (steps,
+            lr_steps, batch_size, d_model, n_layer, workers, val/test sequences), fewer than 3
+            learning rates, or a task that does not fit (more pairs than keys, sequences longer
+            than ``seq_len``).
     """
     s = check_seeds(configure(Settings(), "associative_recall", profile, overrides))
     bad = sorted(m for m in set(s.models) | set(s.width_models) | set(s.distance_models) if m not in MODELS)
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
+    small = [f"{k}={getattr(s, k)!r}" for k in ("steps", "lr_steps", "batch_size", "d_model", "n_layer", "workers",
+                                                "val_sequences", "test_sequences")
+             if isinstance(getattr(s, k), bool) or not isinstance(getattr(s, k), int) or getattr(s, k) < 1]
+    if small:
+        raise ValueError(f"{', '.join(small)}: each must be an integer >= 1")
     if len(s.lrs) < 3 and profile != "smoke":
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
@@ -395,10 +402,15 @@ def distance_paragraph(by_distance: pd.DataFrame, s: Settings) -> str:
     near, far, parts = {}, {}, []
     for m in s.distance_models:
         d = by_distance[by_distance.model == m]
-        near[m] = d[d.distance_hi <= horizon].accuracy.mean()
-        far[m] = d[d.distance_lo >= horizon].accuracy.mean()
-        parts.append(f"`{m}`: {near[m]:.2f} for distances below {horizon:g} tokens, "
-                     + (f"{far[m]:.2f} beyond" if far[m] == far[m] else "no answer beyond (gap too short)"))
+        inside = (d.distance_lo + d.distance_hi) / 2 < horizon     # a bin belongs to the side of its midpoint
+
+        def mean(x: pd.DataFrame) -> float:                        # accuracy over answers, not over bins
+            return float((x.accuracy * x.answers).sum() / x.answers.sum()) if len(x) else float("nan")
+
+        near[m], far[m] = mean(d[inside]), mean(d[~inside])
+        parts.append(f"`{m}`: {near[m]:.2f} at distances up to about {horizon:g} tokens, "
+                     + (f"{far[m]:.2f} beyond" if far[m] == far[m] else "no answer beyond (gap too short)")
+                     + (" (below chance)" if near[m] < chance - 0.05 else ""))
     text = "; ".join(parts) + f" (chance among the pairs present {chance:.2f}). "
     control = near.get("transformer")
     unlearned = [m for m in near if m != "transformer" and not near[m] > chance + 0.05]
