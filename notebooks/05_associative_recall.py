@@ -51,6 +51,7 @@ from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
 from paper_lib.experiments import associative_recall as ar
+from paper_lib.experiments import recall_tables as rt
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
@@ -163,7 +164,7 @@ palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
 
 
 def style(m):
-    return "-" if m in ("transformer", "gru") else "--" if m.endswith(ar.CONTROL_SUFFIXES) else ":"
+    return "-" if m in ("transformer", "gru") else "--" if m.endswith(rt.CONTROL_SUFFIXES) else ":"
 
 
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -181,13 +182,13 @@ legend_outside(ax)
 stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"width {S.d_model}")
 out.save_figure(fig, "recall_by_pairs")
 plt.show()
-summary = ar.summary_table(by_pairs[by_pairs.d_model == S.d_model], S.n_pairs)
+summary = rt.summary_table(by_pairs[by_pairs.d_model == S.d_model], S.n_pairs)
 out.save_table(summary, "recall_by_pairs_summary")
 display(summary)
 metrics = ar.recall_metrics(by_pairs, S)
 tf = mean_ci95(metrics["recall_acc_transformer"]) if "recall_acc_transformer" in metrics else None
 informative = tf is not None and tf["mean"] >= 0.95
-display(Markdown(ar.pairs_paragraph(by_pairs, S, informative)))
+display(Markdown(rt.pairs_paragraph(by_pairs, S, informative)))
 
 # %% [markdown]
 # ## Panel 2: accuracy against width at a fixed `N`
@@ -218,7 +219,7 @@ legend_outside(ax)
 stamp(fig, profile, len(S.seeds), "95% CI over seeds")
 out.save_figure(fig, "recall_by_width")
 plt.show()
-display(Markdown(ar.width_paragraph(by_width, S)))
+display(Markdown(rt.width_paragraph(by_width, S)))
 
 # %% [markdown]
 # ## Panel 3: SPEN's accuracy against key-query distance
@@ -250,7 +251,7 @@ legend_outside(ax)
 stamp(fig, profile, len(S.seeds), "95% CI over seeds")
 out.save_figure(fig, "recall_by_distance")
 plt.show()
-display(Markdown(ar.distance_paragraph(by_distance, S)))
+display(Markdown(rt.distance_paragraph(by_distance, S)))
 
 # %% [markdown]
 # ## Metrics and the verdict's precondition

@@ -8,6 +8,7 @@ from torch import nn
 
 from paper_lib.data.mqar import MQARTask, sample_mqar
 from paper_lib.experiments import associative_recall as ar
+from paper_lib.experiments import recall_tables as rt
 from paper_lib.models.factory import build_model
 from paper_lib.models.lm import count_params
 
@@ -124,15 +125,15 @@ def _distance_rows(acc_near: dict, acc_far: dict) -> pd.DataFrame:
 def test_distance_paragraph_needs_a_control_and_a_learner():
     s = ar.settings_for("cpu")                                # distance_n_pairs 4: chance 0.25; horizon 50 tokens
     failed_control = _distance_rows({"spen_linear": 0.1, "transformer": 0.37}, {"spen_linear": 0.13, "transformer": 0.36})
-    text = ar.distance_paragraph(failed_control, s)
+    text = rt.distance_paragraph(failed_control, s)
     assert "**Not informative at this budget:** the Transformer itself reaches only 0.37" in text
     unlearned = _distance_rows({"spen_linear": 0.27, "transformer": 1.0}, {"spen_linear": 0.25, "transformer": 1.0})
-    assert "for `spen_linear`: at or near chance" in ar.distance_paragraph(unlearned, s)
+    assert "for `spen_linear`: at or near chance" in rt.distance_paragraph(unlearned, s)
     readable = _distance_rows({"spen_linear": 0.8, "transformer": 1.0}, {"spen_linear": 0.26, "transformer": 1.0})
-    text = ar.distance_paragraph(readable, s)
+    text = rt.distance_paragraph(readable, s)
     assert "`spen_linear`: 0.80 at distances up to about 50 tokens, 0.26 beyond" in text and "Not informative" not in text
     below = _distance_rows({"spen_linear": 0.1, "transformer": 1.0}, {"spen_linear": 0.1, "transformer": 1.0})
-    assert "0.10 at distances up to about 50 tokens, 0.10 beyond (below chance)" in ar.distance_paragraph(below, s)
+    assert "0.10 at distances up to about 50 tokens, 0.10 beyond (below chance)" in rt.distance_paragraph(below, s)
 
 
 @pytest.mark.parametrize("key, value", [("steps", -1), ("steps", 0), ("d_model", -5), ("workers", 0),
