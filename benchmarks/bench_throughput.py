@@ -1,8 +1,8 @@
 """Training throughput of SPEN against the matched Transformer, interleaved in one run.
 
 ``python benchmarks/bench_throughput.py`` (part of ``make bench``) builds SPEN and the
-Transformer at notebook 03's cpu sizes (4 blocks, d_model 128 and 256, vocabulary 8192; ``--d-models``
-sets the widths, the other sizes follow notebook 03's ratios) and times full AdamW training
+Transformer at notebook 03's cpu sizes (read from its settings: 4 blocks, vocabulary 2048, d_model 128
+and 2 heads; ``--d-models`` adds widths, heads and the other widths keep notebook 03's ratios) and times full AdamW training
 steps (forward, backward, optimizer) on random tokens, ``--batch-tokens`` tokens per step at every
 ``seq_len``. Steps of every (model, seq_len) are interleaved round by round, so a change in what
 else the machine runs hits every cell alike; the median over rounds is reported. One thread
@@ -14,10 +14,12 @@ before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of t
 selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same values and gradients:
 
 - ``scatter``: topk, then the kept values scattered into a zero-filled (tokens, d_ff) tensor (the first code);
-- ``mask_mul``: the ``k``-th value as a threshold, ``a * (a >= kth)``;
-- ``masked_fill_``: the same threshold, ``a.masked_fill_(a < kth, 0)`` in place (kept in ``SparseFFN``);
+- ``mask_mul``: the ``k``-th value from ``topk`` as a threshold, ``a * (a >= kth)``;
+- ``masked_fill_topk``: the same threshold, ``a.masked_fill_(a < kth, 0)`` in place (the previous ``SparseFFN``);
 - ``gather_rows``: only the ``k`` active rows of the output projection, ``F.embedding_bag`` with the
-  kept values as weights (no dense hidden tensor into the projection).
+  kept values as weights (no dense hidden tensor into the projection);
+- ``masked_fill_partition``: the in-place mask with the threshold from ``numpy.partition``
+  (:func:`paper_lib.models.spen.kth_largest`; kept in ``SparseFFN``).
 
 Targets (issue 14): SPEN >= the Transformer at seq_len 1024, >= 2x at 4096, SPEN flat within 20%
 from 256 to 8192. The Transformer is timed up to ``--transformer-max`` tokens (attention's cost
@@ -41,23 +43,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 
-from paper_lib.models.factory import build_model  # noqa: E402
+from paper_lib.experiments import spen_train  # noqa: E402
+from paper_lib.models.factory import build_model, sizes_for  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENConfig  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
 
 
-def lm_sizes(d_model: int, seq_len: int) -> dict:
-    """Notebook 03's cpu sizes at width ``d_model`` (block_size = the longest length timed)."""
-    return {"vocab_size": 8192, "n_layer": 4, "d_model": d_model, "n_head": 4, "d_bottleneck": max(8, 3 * d_model // 8),
-            "d_ff": 4 * d_model, "block_size": seq_len}
+def lm_sizes(kind: str, d_model: int, seq_len: int) -> dict:
+    """Notebook 03's cpu sizes (``spen_train.settings_for("cpu")``: vocabulary, blocks, heads, widths),
+    scaled to width ``d_model`` (heads, bottleneck and FFN widths keep their ratio to ``d_model``);
+    ``block_size`` = the longest length timed."""
+    s = spen_train.settings_for("cpu")
+    scale = d_model / s.d_model
+    sizes = {k: v for k, v in sizes_for(kind, s, s.vocab_size).items() if k != "predictor"}
+    sizes.update(d_model=d_model, block_size=seq_len, n_head=max(1, round(s.n_head * scale)),
+                 d_bottleneck=max(8, round(s.d_bottleneck * scale)), d_ff=max(8, round(sizes["d_ff"] * scale)))
+    return sizes
 
 
 def _step_fn(kind: str, d_model: int, seq_len: int, batch_tokens: int, seed: int = 0):
     """A closure that runs one AdamW training step of ``kind`` on fixed random tokens."""
-    model = build_model(kind, seed=seed, **lm_sizes(d_model, seq_len))
+    sizes = lm_sizes(kind, d_model, seq_len)
+    model = build_model(kind, seed=seed, **sizes)
     g = torch.Generator().manual_seed(seed)
     b = max(1, batch_tokens // seq_len)
-    x = torch.randint(0, 8192, (b, seq_len + 1), generator=g)
+    x = torch.randint(0, sizes["vocab_size"], (b, seq_len + 1), generator=g)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
     model.train()
 
@@ -103,6 +113,9 @@ def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int
 def _ffn_options(ffn: SparseFFN):
     k = ffn.k
 
+    def topk_kth(a):
+        return a.detach().topk(k, dim=-1, sorted=False).values.amin(-1, keepdim=True)
+
     def scatter(x):
         a = F.gelu(ffn.fc(x))
         vals, idx = a.topk(k, dim=-1)
@@ -110,8 +123,11 @@ def _ffn_options(ffn: SparseFFN):
 
     def mask_mul(x):
         a = F.gelu(ffn.fc(x))
-        kth = a.detach().topk(k, dim=-1, sorted=False).values.amin(-1, keepdim=True)
-        return ffn.proj(a * (a >= kth))
+        return ffn.proj(a * (a >= topk_kth(a)))
+
+    def masked_fill_topk(x):
+        a = F.gelu(ffn.fc(x))
+        return ffn.proj(a.masked_fill_(a < topk_kth(a), 0.0))
 
     def gather_rows(x):
         a = F.gelu(ffn.fc(x))
@@ -119,7 +135,8 @@ def _ffn_options(ffn: SparseFFN):
         w = ffn.proj.weight.t()                                          # (F, D): row j = unit j's output
         return F.embedding_bag(idx, w, per_sample_weights=vals, mode="sum") + ffn.proj.bias
 
-    return {"scatter": scatter, "mask_mul": mask_mul, "masked_fill_": ffn, "gather_rows": gather_rows}
+    return {"scatter": scatter, "mask_mul": mask_mul, "masked_fill_topk": masked_fill_topk,
+            "gather_rows": gather_rows, "masked_fill_partition": ffn}
 
 
 def bench_sparse_ffn(d_model: int, tokens: int = 4096, rounds: int = 7) -> pd.DataFrame:
@@ -164,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transformer-max", type=positive, default=4096)
     ap.add_argument("--threads", type=positive, default=1)
     args = ap.parse_args(argv)
-    if any(d % 4 for d in args.d_models):
-        ap.error(f"--d-models must be multiples of 4 (the Transformer's heads), got {args.d_models}")
+    heads = {d: lm_sizes("transformer", d, 1)["n_head"] for d in args.d_models}
+    if any(d % h for d, h in heads.items()):
+        ap.error(f"--d-models must be multiples of the Transformer's heads (d_model: heads {heads}), got {args.d_models}")
     if max(args.seq_lens) > args.batch_tokens:
         ap.error(f"--batch-tokens ({args.batch_tokens}) must be >= the longest --seq-lens ({max(args.seq_lens)})")
     threads = set_threads(args.threads)

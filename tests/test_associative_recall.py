@@ -139,5 +139,5 @@ def test_distance_paragraph_needs_a_control_and_a_learner():
 @pytest.mark.parametrize("key, value", [("steps", -1), ("steps", 0), ("d_model", -5), ("workers", 0),
                                         ("steps", "many"), ("batch_size", True)])
 def test_counts_below_one_are_refused_before_anything_runs(key, value):
-    with pytest.raises(ValueError, match=rf"^{key}={value!r}: each must be an integer >= 1$"):
+    with pytest.raises(ValueError, match=rf"^associative_recall\.{key}={value!r}: must be an integer >= 1$"):
         ar.settings_for("smoke", {key: value})

@@ -104,3 +104,20 @@ def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff):
     ffn.proj.register_forward_hook(lambda m, inp, out: hidden.setdefault("a", inp[0]))
     ffn(x)
     assert ((hidden["a"] != 0).sum(-1) == ffn.k).all()  # exactly k active per position
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_kth_largest_equals_topk(dtype):
+    from paper_lib.models.spen import kth_largest
+
+    torch.manual_seed(0)
+    a = torch.randn(3, 5, 40, dtype=dtype, requires_grad=dtype != torch.bfloat16)
+    for k in (1, 7, 40):
+        want = a.detach().topk(k, dim=-1).values[..., -1:]            # (3, 5, 1)
+        got = kth_largest(a, k)
+        assert got.shape == (3, 5, 1) and got.dtype == dtype and not got.requires_grad
+        assert torch.equal(got, want)
+    at = a.detach().transpose(0, 2)[..., :3]                          # strided (40, 5, 3): last dim 3
+    assert torch.equal(kth_largest(at, 2), at.topk(2, dim=-1).values[..., -1:])
+    with pytest.raises(ValueError, match=r"k must lie in \[1, 40\] \(the last dimension\), got 41"):
+        kth_largest(a, 41)

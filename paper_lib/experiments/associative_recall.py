@@ -85,20 +85,15 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     """Notebook 05's settings at ``profile`` with a reader's ``overrides`` applied.
 
     Raises:
-        ValueError: unknown profile or setting, an unknown model, a count below 1 (steps,
-            lr_steps, batch_size, d_model, n_layer, workers, val/test sequences), fewer than 3
-            learning rates, or a task that does not fit (more pairs than keys, sequences longer
-            than ``seq_len``).
+        ValueError: unknown profile or setting, a value that does not fit its field (a count
+            below 1 such as ``steps: 0``; :func:`paper_lib.pipeline.settings.check_value`), an
+            unknown model, fewer than 3 learning rates, or a task that does not fit (more pairs
+            than keys, sequences longer than ``seq_len``).
     """
     s = check_seeds(configure(Settings(), "associative_recall", profile, overrides))
     bad = sorted(m for m in set(s.models) | set(s.width_models) | set(s.distance_models) if m not in MODELS)
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
-    small = [f"{k}={getattr(s, k)!r}" for k in ("steps", "lr_steps", "batch_size", "d_model", "n_layer", "workers",
-                                                "val_sequences", "test_sequences")
-             if isinstance(getattr(s, k), bool) or not isinstance(getattr(s, k), int) or getattr(s, k) < 1]
-    if small:
-        raise ValueError(f"{', '.join(small)}: each must be an integer >= 1")
     if len(s.lrs) < 3 and profile != "smoke":
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
