@@ -101,3 +101,28 @@ def test_gpu_check_skips_with_one_line_on_a_cpu(capsys):
     assert _bench("gpu_check").main([]) == 0
     out = capsys.readouterr().out
     assert out.startswith("gpu-check: skipped, no CUDA device") and out.count("\n") == 1
+
+
+def test_gpu_check_ema_comparison_passes_on_the_cpu_and_names_its_rows():
+    rows = _bench("gpu_check").check_ema(torch.device("cpu"), B=2, T=70, D=8)
+    assert [(r["item"], r["metric"]) for r in rows] == [
+        ("causal=False", "max_abs_diff_traces"), ("causal=False", "max_abs_diff_grad_x"),
+        ("causal=True", "max_abs_diff_traces"), ("causal=True", "max_abs_diff_grad_x")]
+    assert all(r["passed"] and r["value"] < 1e-5 for r in rows)
+
+
+def test_gpu_check_trains_at_the_paper_profiles_sizes():
+    sizes = _bench("gpu_check")._paper_sizes("spen", 4096)
+    assert (sizes["n_layer"], sizes["d_model"], sizes["vocab_size"], sizes["block_size"]) == (12, 768, 50257, 4096)
+
+
+def test_throughput_bench_uses_notebook_03s_cpu_sizes():
+    from paper_lib.experiments.spen_train import settings_for
+    from paper_lib.models.factory import sizes_for
+
+    s = settings_for("cpu")
+    for kind in ("spen", "transformer"):
+        want = {**sizes_for(kind, s, s.vocab_size), "block_size": 4096}
+        want.pop("predictor", None)
+        assert _bench("bench_throughput").lm_sizes(kind, s.d_model, 4096) == want
+    assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.n_head
