@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seq-lens", type=positive, nargs="+", default=[256, 1024, 4096, 8192])
     ap.add_argument("--d-models", type=positive, nargs="+", default=[128, 256])
     ap.add_argument("--batch-tokens", type=positive, default=8192, help="tokens per timed step")
-    ap.add_argument("--rounds", type=positive, default=3)
+    ap.add_argument("--rounds", type=positive, default=5)
     ap.add_argument("--transformer-max", type=positive, default=4096)
     ap.add_argument("--threads", type=positive, default=1)
     args = ap.parse_args(argv)
