@@ -113,10 +113,10 @@ class SparseFFN(nn.Module):
     Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
     difference is that activations tied with the ``k``-th value are all kept (exact float ties
     among the largest GELU outputs; none occur in practice). Measured (issue 14,
-    ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread):
-    with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place mask
-    cost the same within 1%, and a gather of the ``k`` active rows of the output projection
-    (``embedding_bag``) is 1.5x slower; with the threshold from ``numpy.partition``
+    ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
+    runs): with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place
+    mask cost the same within 11%, and a gather of the ``k`` active rows of the output projection
+    (``embedding_bag``) is 1.5-1.7x slower; with the threshold from ``numpy.partition``
     (:func:`kth_largest`), the in-place mask is 1.24-1.40x faster than the scatter. The in-place
     mask is kept because it allocates no second ``(B, T, F)`` tensor.
     """
