@@ -31,6 +31,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -44,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.experiments import spen_train  # noqa: E402
-from paper_lib.models.factory import build_model, sizes_for  # noqa: E402
+from paper_lib.lm_recipe import model_config  # noqa: E402
+from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENConfig  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
 
@@ -54,10 +56,13 @@ def lm_sizes(kind: str, d_model: int, seq_len: int) -> dict:
     scaled to width ``d_model`` (heads, bottleneck and FFN widths keep their ratio to ``d_model``);
     ``block_size`` = the longest length timed."""
     s = spen_train.settings_for("cpu")
-    scale = d_model / s.d_model
-    sizes = {k: v for k, v in sizes_for(kind, s, s.vocab_size).items() if k != "predictor"}
-    sizes.update(d_model=d_model, block_size=seq_len, n_head=max(1, round(s.n_head * scale)),
-                 d_bottleneck=max(8, round(s.d_bottleneck * scale)), d_ff=max(8, round(sizes["d_ff"] * scale)))
+    scale = d_model / s.spen.d_model
+    sizes = {k: v for k, v in asdict(model_config(kind, s)).items() if k not in ("predictor", "n_head", "alphas")}
+    sizes.update(d_model=d_model, block_size=seq_len, d_ff=max(8, round(sizes["d_ff"] * scale)))
+    if kind == "transformer":
+        sizes["n_head"] = max(1, round(s.transformer.n_head * scale))
+    else:
+        sizes["d_bottleneck"] = max(8, round(s.spen.d_bottleneck * scale))
     return sizes
 
 

@@ -69,11 +69,12 @@ def check_ema(device: torch.device, B: int = 4, T: int = 1536, D: int = 512) -> 
 
 
 def _paper_sizes(kind: str, seq_len: int) -> dict:
-    from paper_lib.experiments.spen_train import settings_for
-    from paper_lib.models.factory import sizes_for
+    from dataclasses import asdict
 
-    settings = settings_for("paper")
-    sizes = sizes_for(kind, settings, settings.vocab_size)
+    from paper_lib.lm_recipe import model_config, recipe_for
+
+    settings = recipe_for("paper")
+    sizes = asdict(model_config(kind, settings))
     sizes["block_size"] = max(sizes["block_size"], seq_len)
     return sizes
 

@@ -25,7 +25,8 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
-overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, e.g. {"seeds": [0], "sweep_steps": 150}
+overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, nested as it is, e.g.
+                 # {"seeds": [0], "spen": {"alphas": [0.5, 0.05]}, "train": {"lr": 1e-3}, "transformer": {"n_head": 4}}
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
@@ -44,7 +45,7 @@ from IPython.display import Markdown, display
 
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
-from paper_lib.models.factory import build_model, sizes_for
+from paper_lib.lm_recipe import build_lm
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
@@ -70,29 +71,31 @@ def ref_lines(ax, refs, split="val"):
 # ## Data and the reference lines
 
 # %%
-data = prepare_data(settings)
+data = prepare_data(settings.data)
 vocab_size = data["tokenizer"].get_vocab_size()
-train_tokens = settings.steps * settings.batch_size * settings.seq_len
+train = settings.train
+train_tokens = train.steps * train.batch_size * train.seq_len
 refs = st.reference_lines(data, settings)
 ref_table = st.reference_table(refs)
 out.save_table(ref_table, "reference_lines")
 display(Markdown(
-    f"Corpus `{settings.corpus}`: {len(data['corpus'].train)} training articles (one in {settings.dev_every} more "
-    f"held out as the dev text), {len(data['corpus'].validation)} held-out articles; tokenizer `{settings.tokenizer}` "
+    f"Corpus `{settings.data.corpus}`: {len(data['corpus'].train)} training articles (one in {settings.data.dev_every} more "
+    f"held out as the dev text), {len(data['corpus'].validation)} held-out articles; tokenizer `{settings.data.tokenizer}` "
     f"with {vocab_size} tokens. Token streams: train {len(data['train']):,}, dev {len(data['dev']):,}, held-out "
-    f"{len(data['val']):,}, out-of-domain {len(data['ood']):,}. Each model trains for {settings.steps} steps x "
-    f"{settings.batch_size} x {settings.seq_len} = **{train_tokens:,} tokens** ({train_tokens / len(data['train']):.2f} "
-    f"epochs); every loss is measured on up to {settings.eval_tokens:,} tokens in windows of {settings.seq_len}."))
+    f"{len(data['val']):,}, out-of-domain {len(data['ood']):,}. Each model trains for {train.steps} steps x "
+    f"{train.batch_size} x {train.seq_len} = **{train_tokens:,} tokens** ({train_tokens / len(data['train']):.2f} "
+    f"epochs); every loss is measured on up to {settings.eval_tokens:,} tokens in windows of {train.seq_len}. "
+    f"SPEN's trace rates: {', '.join(f'{a:g}' for a in settings.spen.alphas)}."))
 display(ref_table.round(3))
 
 # %% [markdown]
 # ## Models at equal size
 
 # %%
-params = {k: sum(p.numel() for p in build_model(k, **sizes_for(k, settings, vocab_size)).parameters()) for k in st.MODELS}
-embed = vocab_size * settings.d_model
+params = {k: sum(p.numel() for p in build_lm(k, settings, vocab_size).parameters()) for k in st.MODELS}
+embed = vocab_size * settings.spen.d_model
 size_table = pd.DataFrame([{"model": LABEL[k], "parameters": params[k], "outside the embedding": params[k] - embed,
-                            "n_layer": settings.n_layer, "d_model": settings.d_model, "vocab_size": vocab_size}
+                            "n_layer": settings.spen.n_layer, "d_model": settings.spen.d_model, "vocab_size": vocab_size}
                            for k in st.MODELS])
 out.save_table(size_table, "model_sizes")
 display(size_table)
@@ -113,7 +116,7 @@ if settings.sweep_steps:
         f"{LABEL[k]} lr **{chosen[k]['lr']:g}**" + (" (edge of the grid)" if chosen[k]["at_edge"] else "")
         for k in st.MODELS) + "."))
 else:  # the cpu default: the sweep costs more than the notebook's budget, so it was run once and recorded
-    LR = {"spen": settings.lr, "transformer": settings.lr_transformer or settings.lr}
+    LR = st.learning_rates(settings)
     out.save_data(st.RECORDED_SWEEP, "lr_sweep")
     display(st.RECORDED_SWEEP.pivot(index="lr", columns="model", values="val_loss").round(3))
     display(Markdown(f"No sweep in this run (`sweep_steps` = 0): SPEN lr **{LR['spen']:g}**, Transformer lr "
@@ -124,7 +127,7 @@ else:  # the cpu default: the sweep costs more than the notebook's budget, so it
 # ## Training both models on the same tokens, held-out loss measured along the way
 
 # %%
-eval_at = sorted(set(settings.eval_at) | {settings.steps})
+eval_at = sorted(set(settings.eval_at) | {train.steps})
 runs = [st.run_model(kind, settings, data, seed, lr=LR[kind], eval_at=eval_at) for seed in SEEDS for kind in st.MODELS]
 per_seed = st.per_seed_frame(runs)
 out.save_data(per_seed, "per_seed")

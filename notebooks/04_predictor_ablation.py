@@ -31,7 +31,8 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
-overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, e.g. {"predictors": ["linear"]}
+overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, nested as it is, e.g.
+                 # {"predictors": ["linear"], "spen": {"alphas": [0.5, 0.05], "n_head": 1}, "train": {"steps": 300}}
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
 
 # %%
@@ -59,6 +60,7 @@ from paper_lib.experiments.predictor_ablation import (
     run_ablation,
     settings_for,
 )
+from paper_lib.lm_recipe import lr_for
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
@@ -75,16 +77,18 @@ sns.set_theme(style="whitegrid")
 # ## Data: notebook 03's corpus, tokenizer and token streams
 
 # %%
-data = prepare_data(settings)
+data = prepare_data(settings.data)
 vocab_size = data["tokenizer"].get_vocab_size()
-train_tokens = settings.steps * settings.batch_size * settings.seq_len
+train = settings.train
+train_tokens = train.steps * train.batch_size * train.seq_len
 refs = reference_lines(data, settings)
 display(Markdown(
-    f"Corpus `{settings.corpus}` ({len(data['train']):,} training tokens, {len(data['val']):,} held-out tokens), "
-    f"tokenizer `{settings.tokenizer}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
-    f"{settings.steps} steps x {settings.batch_size} sequences x {settings.seq_len} tokens = "
-    f"**{train_tokens:,} tokens**, the same batches for every model of a seed, peak lr {settings.lr:g} (SPEN) and "
-    f"{settings.lr_transformer or settings.lr:g} (Transformer); held-out loss on up to {settings.eval_tokens:,} tokens of held-out "
+    f"Corpus `{settings.data.corpus}` ({len(data['train']):,} training tokens, {len(data['val']):,} held-out tokens), "
+    f"tokenizer `{settings.data.tokenizer}` with {vocab_size} tokens, the caches of notebook 03. Every model trains for "
+    f"{train.steps} steps x {train.batch_size} sequences x {train.seq_len} tokens = "
+    f"**{train_tokens:,} tokens**, the same batches for every model of a seed, peak lr {lr_for('spen', settings):g} (SPEN) and "
+    f"{lr_for('transformer', settings):g} (Transformer), SPEN's trace rates {', '.join(f'{a:g}' for a in settings.spen.alphas)}; "
+    f"held-out loss on up to {settings.eval_tokens:,} tokens of held-out "
     f"articles. Reference lines on the same windows: unigram **{refs['unigram']:.3f}**, Kneser-Ney bigram "
     f"**{refs['bigram']:.3f}** nats."))
 

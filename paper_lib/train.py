@@ -16,12 +16,11 @@ paper gives no training recipe.
 - Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) the model is wrapped in PyTorch DDP
   (NCCL on GPUs, gloo on CPU); ``batch_size`` is the global batch, split across ranks.
 
-Checkpoints: :mod:`paper_lib.checkpoint`; evaluation: :mod:`paper_lib.evaluate`; the
-command line: :mod:`paper_lib.train_cli` (``python -m paper_lib.train`` runs it).
-
-Command line (clusters)::
-
-    torchrun --nproc_per_node 8 -m paper_lib.train --profile paper --model spen --out runs/spen
+Checkpoints: :mod:`paper_lib.checkpoint`. One language-model run from settings (model, data,
+this loop, evaluation) and the command line are :mod:`paper_lib.lm_recipe`
+(``torchrun --nproc_per_node 8 -m paper_lib.lm_recipe --profile paper --model spen --out runs/spen``).
+Notebook 05 uses :func:`make_optimizer` and :func:`lr_at` with its own loss, so every model of
+the house is trained with one AdamW and one warmup-cosine schedule.
 """
 from __future__ import annotations
 
@@ -38,10 +37,8 @@ import torch.distributed as dist
 from torch import nn
 
 from .checkpoint import checkpoint_meta, latest_checkpoint, load_checkpoint, save_checkpoint
-from .evaluate import evaluate
-from .models.factory import build_model, sizes_for
-from .models.lm import count_params
 from .pipeline.atomic import atomic_path
+from .pipeline.settings import check_fields, setting
 
 
 @dataclass
@@ -55,27 +52,27 @@ class TrainConfig:
         grad_clip: max global gradient norm (0 = off). betas: AdamW's.
         seed: model init, data order and RNG. log_every: steps between log rows.
         ckpt_every: steps between checkpoints (0 = none).
+
+    Counts are >= 1 and the other ranges are declared on the fields
+    (:func:`paper_lib.pipeline.settings.setting`), checked on construction. Raises ValueError, one line.
     """
 
     steps: int = 100
     batch_size: int = 16
     seq_len: int = 256
-    lr: float = 3e-3
-    min_lr_frac: float = 0.1
-    warmup_steps: int = 10
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    betas: tuple[float, float] = (0.9, 0.95)
-    seed: int = 0
+    lr: float = setting(3e-3, low=0, low_open=True)
+    min_lr_frac: float = setting(0.1, low=0, high=1)
+    warmup_steps: int = setting(10, low=0)
+    weight_decay: float = setting(0.1, low=0)
+    grad_clip: float = setting(1.0, low=0)
+    betas: tuple[float, float] = setting((0.9, 0.95), low=0, high=1, high_open=True)
+    seed: int = setting(0, low=0)
     log_every: int = 10
-    ckpt_every: int = 0
+    ckpt_every: int = setting(0, low=0)
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "seq_len", "log_every"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.lr <= 0 or not 0 <= self.min_lr_frac <= 1:
-            raise ValueError(f"need lr > 0 and min_lr_frac in [0, 1], got {self.lr}, {self.min_lr_frac}")
+        self.betas = tuple(self.betas)
+        check_fields(self)
 
 
 @dataclass
@@ -113,7 +110,8 @@ def get_batch(ids: np.ndarray, step: int, cfg: TrainConfig, rank: int = 0, world
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Learning rate at ``step`` (0-based): linear warmup, then cosine to ``min_lr_frac * lr``."""
+    """Learning rate at ``step`` (0-based): linear warmup over ``warmup_steps``, then cosine decay to
+    ``min_lr_frac * lr`` at ``steps`` (nanoGPT's schedule; the one schedule of the house)."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     frac = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
@@ -132,7 +130,8 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
 
 # --------------------------------------------------------------------------- training
 
-def _dist() -> tuple[int, int]:
+def rank_and_world() -> tuple[int, int]:
+    """``(rank, world_size)`` of this process under torch.distributed, ``(0, 1)`` outside it."""
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
@@ -171,7 +170,7 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
     """
     from tqdm.auto import tqdm
 
-    rank, world = _dist()
+    rank, world = rank_and_world()
     device = next(model.parameters()).device
     net, opt, ckpt_dir, start, history, busy = _prepare(model, cfg, out_dir, resume, world, device)
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
@@ -276,80 +275,3 @@ def _mean_over_ranks(loss: torch.Tensor, world: int, device) -> float:
     if device.type == "cuda":
         torch.cuda.synchronize()
     return float(loss_t)
-
-
-# --------------------------------------------------------------------------- one run from settings
-
-@dataclass
-class LMSettings:
-    """Everything one language-model run needs: data, sizes, training, evaluation.
-
-    The defaults are notebook 03's ``cpu`` profile (our design: the paper gives only the
-    paper-scale sizes, which the ``paper`` profile sets). Notebooks 03 and 04 extend it.
-    """
-
-    corpus: str = "wiki_sample"          # training/validation source (paper_lib.data.corpus)
-    val_corpus: str | None = None        # None: the corpus's own held-out articles
-    ood_corpus: str = "lee_background"   # out-of-domain evaluation text (news)
-    min_chars: int = 2000                # characters; shorter articles dropped
-    max_train_chars: int | None = None   # characters of training text read (None: all)
-    max_val_chars: int | None = None     # characters of each evaluation text read (None: all)
-    dev_every: int = 20                  # every n-th training article is the dev text (choices are made on it)
-    tokenizer: str = "bpe"               # bpe (trained on the training split) | gpt2
-    vocab_size: int = 2048               # tokens (measured: 8192 leaves 2.1M of 5.5M parameters in the embedding)
-    n_layer: int = 4                     # blocks
-    d_model: int = 128                   # residual width
-    n_head: int = 2                      # Transformer heads (d_model // 64)
-    d_bottleneck: int = 48               # SPEN context-mix bottleneck width
-    d_ff: int = 512                      # SPEN sparse FFN hidden units (31 active)
-    d_ff_transformer: int = 512          # Transformer MLP hidden units
-    top_k_frac: float = 0.06             # fraction of SPEN FFN units active (paper: 6%)
-    predictor: str = "linear"            # SPEN trace reader (paper_lib.predictors registry)
-    block_size: int = 128                # longest sequence (tokens)
-    seq_len: int = 128                   # training/eval sequence length (tokens)
-    batch_size: int = 16                 # sequences per step (global)
-    steps: int = 600                     # optimizer steps (same for every model)
-    lr: float = 2e-3                     # peak learning rate (SPEN; the Transformer's too unless lr_transformer)
-    lr_transformer: float | None = None  # peak learning rate of the Transformer (None: lr)
-    warmup_steps: int = 30               # steps
-    log_every: int = 10                  # steps between log rows
-    ckpt_every: int = 0                  # steps between checkpoints (0: none)
-    eval_tokens: int = 32768             # tokens per evaluation text
-    seeds: tuple[int, ...] = (0, 1)      # seeds
-
-
-def train_config(settings, seed: int, **overrides) -> TrainConfig:
-    """A :class:`TrainConfig` from language-model settings (a dataclass whose fields include
-    ``TrainConfig``'s: ``steps, batch_size, seq_len, lr, warmup_steps, log_every``, ...)."""
-    names = set(TrainConfig.__dataclass_fields__)
-    kw = {k: getattr(settings, k) for k in names if hasattr(settings, k)}
-    kw.update(seed=seed, **overrides)
-    if "betas" in kw:
-        kw["betas"] = tuple(kw["betas"])
-    return TrainConfig(**kw)
-
-
-def train_and_evaluate(kind: str, settings, data: dict, seed: int, progress: bool = True,
-                       out_dir: str | Path | None = None, desc: str | None = None) -> dict:
-    """Train one language model from ``settings`` and evaluate it (notebooks 03 and 04's unit of work).
-
-    ``desc`` labels the progress bar (default ``"<kind> seed <seed>"``).
-
-    Returns ``{"model", "seed", "params", "history" (DataFrame), "train_tokens_per_s",
-    "val": evaluate(...), "ood": evaluate(...)}`` (see :func:`evaluate`).
-    """
-    sizes = sizes_for(kind, settings, data["tokenizer"].get_vocab_size())
-    model = build_model(kind, seed=seed, **sizes)
-    cfg = train_config(settings, seed)
-    res = train(model, data["train"], cfg, out_dir=out_dir, progress=progress,
-                desc=desc or f"{kind} seed {seed}")
-    ev = {split: evaluate(model, data[split], cfg.seq_len, max_tokens=settings.eval_tokens)
-          for split in ("val", "ood")}
-    return {"model": kind, "seed": seed, "params": count_params(model), "history": res.history,
-            "train_tokens_per_s": res.tokens_per_s, **ev}
-
-
-if __name__ == "__main__":  # `python -m paper_lib.train ...`: the command line of paper_lib.train_cli
-    from .train_cli import main
-
-    raise SystemExit(main())

@@ -19,7 +19,7 @@ from paper_lib.experiments.predictor_ablation import (
 from paper_lib.models.spen import SPEN, SPENConfig
 from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
 
-CFG = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64, extra={"n_head": 2})
+CFG = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64, n_head=2)
 
 
 def _predictor(name, cfg=CFG):
@@ -115,8 +115,7 @@ def test_selective_rates_start_log_spaced_between_the_papers_alphas():
 @pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
 def test_parameter_budget_within_five_percent(profile):
     s = settings_for(profile)
-    cfg = SPENConfig(vocab_size=s.vocab_size, n_layer=s.n_layer, d_model=s.d_model,
-                     d_bottleneck=s.d_bottleneck, d_ff=s.d_ff)
+    cfg = s.spen
     counts = check_param_budget(cfg)
     ref = counts["linear"]
     assert set(counts) == set(ap.ABLATION_PREDICTORS)
@@ -126,7 +125,7 @@ def test_parameter_budget_within_five_percent(profile):
     tol = 0.06 if profile == "smoke" else 0.015
     for name in ap.ABLATION_PREDICTORS:
         assert abs(predictor_param_count(cfg, name) - ap.linear_budget(cfg)) <= tol * ap.linear_budget(cfg)
-    table = budget_table(s, s.vocab_size)  # the notebook's check, Transformer included
+    table = budget_table(s, s.data.vocab_size)  # the notebook's check, Transformer included
     assert set(table.model) == set(ap.ABLATION_PREDICTORS) | {"transformer"}
     assert table.vs_linear.abs().max() <= 0.05
 

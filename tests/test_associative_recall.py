@@ -53,7 +53,7 @@ def test_gru_lm_is_registered_with_its_state_width():
     gru = 3 * (16 * 24 + 24 * 24 + 2 * 24)                       # PyTorch's GRU: 3 gates, two biases each
     block = 2 * 2 * 16 + gru + (24 * 16 + 16) + (16 * 32 + 32) + (32 * 16 + 16)
     assert count_params(m) == 20 * 16 + 2 * block + 2 * 16       # tied embedding, final LayerNorm
-    with pytest.raises(ValueError, match="d_state must be >= 1"):
+    with pytest.raises(ValueError, match=r"^GRUCausalConfig.d_state=-1: must be an integer >= 0$"):
         build_model("gru", vocab_size=20, d_state=-1)
 
 

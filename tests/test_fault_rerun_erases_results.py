@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from paper_lib import train_cli
+from paper_lib import lm_recipe
 from paper_lib.models.factory import build_model
 from paper_lib.train import TrainConfig, train
 
@@ -68,10 +68,10 @@ def cli(monkeypatch, tmp_path):
         calls.append(settings)
         return {"tokenizer": _Tok(), "train": _ids(), "val": _ids(600, 1), "ood": _ids(600, 2)}
 
-    monkeypatch.setattr(train_cli, "prepare_data", fake_data)
+    monkeypatch.setattr(lm_recipe, "prepare_data", fake_data)
     out = tmp_path / "run"
     base = ["--profile", "smoke", "--steps", "4", "--batch-size", "2", "--out", str(out)]
-    return lambda *extra: train_cli.main([*base, *extra]), out, calls
+    return lambda *extra: lm_recipe.main([*base, *extra]), out, calls
 
 
 def test_cli_second_run_says_already_complete_and_touches_nothing(cli, capsys):

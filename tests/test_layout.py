@@ -2,9 +2,10 @@
 
 Wings, from the bottom: ``pipeline`` (profiles, runner, provenance, report, stats: knows no
 science) <- the mechanisms (``ema``, ``hebbian``) <- ``predictors`` <- ``models`` <- ``data``,
-training and evaluation <- ``experiments`` (one per notebook; none imports another). The
-test reads every module's imports (module level and inside functions, not in a
-``__main__`` block, which only runs as a script) with ``ast``.
+training and evaluation <- the language-model recipe (``lm_recipe``) <- ``experiments`` (one per
+notebook; none imports another). The test reads every module's imports with ``ast``: at
+module level, inside functions and in ``if __name__ == "__main__":`` blocks (a script's
+imports make loops and layering breaks too).
 """
 from __future__ import annotations
 
@@ -27,9 +28,6 @@ def _imports(path: Path) -> set[str]:
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = set()
     tree = ast.parse(path.read_text())
-    for node in tree.body:  # `if __name__ == "__main__":` blocks run as scripts, never on import
-        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
-            tree.body.remove(node)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -102,7 +100,7 @@ def test_pipeline_imports_no_science(module):
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) in ("models", "predictors", "data")
                                           or m in ("paper_lib.ema", "paper_lib.hebbian")))
 def test_mechanisms_models_and_data_import_no_experiment(module):
-    bad = sorted(i for i in GRAPH[module] if _wing(i) == "experiments" or i.endswith(("train", "train_cli")))
+    bad = sorted(i for i in GRAPH[module] if _wing(i) == "experiments" or i in ("paper_lib.train", "paper_lib.lm_recipe"))
     assert not bad, f"{module} imports {bad}"
 
 
@@ -118,6 +116,24 @@ def test_no_module_over_400_lines(module):
     assert n <= 420, f"{module} has {n} lines (limit about 400)"
 
 
+@pytest.mark.parametrize("module", ["paper_lib.train", "paper_lib.evaluate", "paper_lib.checkpoint"])
+def test_training_imports_no_recipe_or_experiment(module):
+    bad = sorted(i for i in GRAPH[module] if _wing(i) == "experiments" or i == "paper_lib.lm_recipe")
+    assert not bad, f"{module} imports {bad}"
+
+
+def test_main_blocks_are_read(tmp_path):
+    script = tmp_path / "paper_lib" / "x.py"
+    script.parent.mkdir()
+    script.write_text('if __name__ == "__main__":\n    from .experiments.spen_train import main\n')
+    global PKG
+    old, PKG = PKG, tmp_path / "paper_lib"
+    try:
+        assert "paper_lib.experiments.spen_train" in _imports(script)
+    finally:
+        PKG = old
+
+
 def test_notebook_dependencies_follow_its_imports():
     from paper_lib.pipeline.deps import dependencies
 
@@ -127,6 +143,7 @@ def test_notebook_dependencies_follow_its_imports():
             "paper_lib/ema.py", "paper_lib/pipeline/provenance.py"} <= deps01
     assert "paper_lib/models/spen.py" not in deps01 and "paper_lib/predictors/base.py" not in deps01
     deps04 = {str(p.relative_to(root)) for p in dependencies(root / "notebooks" / "04_predictor_ablation.py")}
-    assert {"paper_lib/predictors/selective.py", "paper_lib/models/spen.py", "paper_lib/train.py"} <= deps04
+    assert {"paper_lib/predictors/selective.py", "paper_lib/models/spen.py", "paper_lib/train.py",
+            "paper_lib/lm_recipe.py"} <= deps04
     with pytest.raises(FileNotFoundError, match="no such file"):
         dependencies(root / "notebooks" / "99_none.py")

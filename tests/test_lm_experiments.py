@@ -8,6 +8,7 @@ from paper_lib.data.corpus import Corpus
 from paper_lib.data.lm_data import split_dev
 from paper_lib.experiments import predictor_ablation as pa
 from paper_lib.experiments import spen_train as st
+from paper_lib.lm_recipe import lr_for
 
 
 def test_dev_articles_leave_the_training_split():
@@ -30,20 +31,20 @@ def test_choose_lr_takes_the_lowest_dev_loss_and_flags_the_edge():
 
 def test_profiles_configure_and_check_checkpoints():
     paper = st.settings_for("paper")
-    assert (paper.tokenizer, paper.vocab_size, paper.corpus) == ("gpt2", 50257, "c4")
-    assert max(paper.eval_at) < paper.steps
+    assert (paper.data.tokenizer, paper.data.vocab_size, paper.data.corpus) == ("gpt2", 50257, "c4")
+    assert (paper.spen.vocab_size, paper.transformer.vocab_size, paper.spen.n_layer, paper.transformer.n_head) == (50257, 50257, 12, 12)
+    assert max(paper.eval_at) < paper.train.steps
     cpu = st.settings_for("cpu")
-    assert (cpu.vocab_size, cpu.d_model, cpu.seq_len, cpu.steps) == (2048, 128, 128, 600)
-    with pytest.raises(ValueError, match=r"eval_at steps \[700\] lie outside \[1, steps=600\]"):
+    assert (cpu.data.vocab_size, cpu.spen.d_model, cpu.train.seq_len, cpu.train.steps) == (2048, 128, 128, 600)
+    with pytest.raises(ValueError, match=r"eval_at steps \[700\] lie outside \[1, train.steps=600\]"):
         st.settings_for("cpu", {"eval_at": [100, 700]})
-    assert pa.settings_for("paper").tokenizer == "gpt2"
+    assert pa.settings_for("paper").data.tokenizer == "gpt2"
 
 
 def test_cpu_learning_rates_are_the_recorded_sweeps_choice():
     chosen = st.choose_lr(st.RECORDED_SWEEP)
     cpu = st.settings_for("cpu")
     assert cpu.sweep_steps == 0
-    assert cpu.lr == chosen["spen"]["lr"]
-    assert (cpu.lr_transformer or cpu.lr) == chosen["transformer"]["lr"]
+    assert st.learning_rates(cpu) == {k: chosen[k]["lr"] for k in ("spen", "transformer")}
     ablation = pa.settings_for("cpu")
-    assert (ablation.lr, ablation.lr_transformer) == (cpu.lr, cpu.lr_transformer)
+    assert {k: lr_for(k, ablation) for k in ("spen", "transformer")} == st.learning_rates(cpu)

@@ -19,13 +19,24 @@ def test_every_profile_passes_its_own_checks(module, profile):
     (grammar_probe, {"workers": 0}, "grammar_probe.workers=0: must be an integer >= 1"),
     (transfer, {"n_train": 2.5}, "transfer.n_train=2.5: must be an integer >= 1"),
     (transfer, {"controls": 1}, "transfer.controls=1: must be true or false"),
-    (spen_train, {"steps": -1}, "spen_train.steps=-1: must be an integer >= 1"),
-    (spen_train, {"batch_size": True}, "spen_train.batch_size=True: must be an integer >= 1"),
-    (spen_train, {"lr": "fast"}, "spen_train.lr='fast': must be a finite number"),
-    (spen_train, {"lr": float("nan")}, "spen_train.lr=nan: must be a finite number"),
-    (spen_train, {"max_train_chars": 0}, "spen_train.max_train_chars=0: must be an integer >= 1"),
-    (spen_train, {"warmup_steps": -1}, "spen_train.warmup_steps=-1: must be an integer >= 0"),
-    (spen_train, {"predictor": 3}, "spen_train.predictor=3: must be a string"),
+    (spen_train, {"train": {"steps": -1}}, "spen_train.train.steps=-1: must be an integer >= 1"),
+    (spen_train, {"train": {"batch_size": True}}, "spen_train.train.batch_size=True: must be an integer >= 1"),
+    (spen_train, {"train": {"lr": "fast"}}, "spen_train.train.lr='fast': must be a finite number > 0"),
+    (spen_train, {"train": {"lr": float("nan")}}, "spen_train.train.lr=nan: must be a finite number > 0"),
+    (spen_train, {"train": {"lr": 0}}, "spen_train.train.lr=0: must be a finite number > 0"),
+    (spen_train, {"data": {"max_train_chars": 0}}, "spen_train.data.max_train_chars=0: must be an integer >= 1"),
+    (spen_train, {"train": {"warmup_steps": -1}}, "spen_train.train.warmup_steps=-1: must be an integer >= 0"),
+    (spen_train, {"spen": {"predictor": 3}}, "spen_train.spen.predictor=3: must be a string"),
+    (spen_train, {"spen": {"top_k_frac": 0}}, "spen_train.spen.top_k_frac=0: must be a finite number > 0 and <= 1"),
+    (spen_train, {"spen": {"alphas": [0.5, 1.5]}}, "spen_train.spen.alphas=[0.5, 1.5]: every value must be > 0 and <= 1"),
+    (spen_train, {"spen": {"d_model": 256}}, "spen_train: spen.d_model=256 but transformer.d_model=64; the two models "
+     "must be matched (n_layer, d_model, block_size and data.vocab_size): set both"),
+    (spen_train, {"spen": {"vocab_size": 4096}}, "spen_train.spen.vocab_size is not a setting of its own; set data.vocab_size"),
+    (spen_train, {"train": {"seed": 3}}, "spen_train.train.seed is not a setting of its own; set seeds"),
+    (spen_train, {"spen": {"alpha": [0.5]}}, "unknown setting(s) spen_train.spen.alpha; allowed: vocab_size, n_layer, "
+     "d_model, alphas, d_bottleneck, d_ff, top_k_frac, predictor, n_head, block_size"),
+    (predictor_ablation, {"transformer": {"n_head": 3}}, "predictor_ablation.transformer.n_head=3: d_model (32) must be "
+     "divisible by n_head"),
     (predictor_ablation, {"seeds": 3}, "predictor_ablation.seeds=3: must be a list"),
     (predictor_ablation, {"predictors": ["linear", 2]}, "predictor_ablation.predictors=['linear', 2]: must be a list of strings"),
     (associative_recall, {"distance_gap": [1]}, "associative_recall.distance_gap=[1]: must be a list of 2 values"),
@@ -38,7 +49,31 @@ def test_a_value_that_does_not_fit_its_field_is_one_line_before_anything_runs(mo
 
 
 def test_values_that_fit_are_kept_with_lists_as_tuples():
-    s = spen_train.settings_for("smoke", {"warmup_steps": 0, "sweep_steps": 0, "lr": 1, "lr_transformer": None,
-                                          "max_train_chars": None, "eval_at": [4, 8]})
-    assert (s.warmup_steps, s.sweep_steps, s.lr, s.lr_transformer, s.eval_at) == (0, 0, 1, None, (4, 8))
+    s = spen_train.settings_for("smoke", {"train": {"warmup_steps": 0, "lr": 1}, "sweep_steps": 0, "lr_transformer": None,
+                                          "data": {"max_train_chars": None}, "eval_at": [4, 8]})
+    assert (s.train.warmup_steps, s.sweep_steps, s.train.lr, s.lr_transformer, s.eval_at) == (0, 0, 1, None, (4, 8))
     assert grammar_probe.settings_for("smoke", {"max_depth": 0, "spcn": {"seed": 0}}).max_depth == 0
+
+
+@pytest.mark.parametrize("module", [spen_train, predictor_ablation], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_every_language_model_knob_is_reachable_from_overrides(module):
+    s = module.settings_for("smoke", {"spen": {"alphas": [0.5, 0.05], "top_k_frac": 0.1, "n_head": 2},
+                                      "train": {"lr": 1e-3}, "transformer": {"n_head": 2}, "data": {"vocab_size": 512}})
+    assert (s.spen.alphas, s.spen.top_k_frac, s.spen.n_head, s.train.lr, s.transformer.n_head) == ((0.5, 0.05), 0.1, 2, 1e-3, 2)
+    assert s.spen.vocab_size == s.transformer.vocab_size == 512       # both models take data's vocabulary
+    from paper_lib.lm_recipe import build_lm, lr_for
+
+    spen = build_lm("spen", s, 97)
+    assert spen.config.alphas == (0.5, 0.05) and spen.config.vocab_size == 97
+    assert lr_for("spen", s) == lr_for("transformer", s) == 1e-3
+
+
+def test_a_config_checks_its_fields_however_it_is_made():
+    from paper_lib.models.spen import SPENConfig
+    from paper_lib.train import TrainConfig
+
+    with pytest.raises(ValueError, match=r"^SPENConfig.top_k_frac=1.5: must be a finite number > 0 and <= 1$"):
+        SPENConfig(top_k_frac=1.5)
+    with pytest.raises(ValueError, match=r"^TrainConfig.min_lr_frac=2: must be a finite number >= 0 and <= 1$"):
+        TrainConfig(min_lr_frac=2)
+    assert TrainConfig(warmup_steps=0, ckpt_every=0, seed=0).warmup_steps == 0

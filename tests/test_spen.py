@@ -65,10 +65,14 @@ def test_predictor_registry():
 
 
 def test_bad_config():
-    with pytest.raises(ValueError, match="top_k_frac must lie in"):
+    with pytest.raises(ValueError, match=r"^SPENConfig.top_k_frac=0.0: must be a finite number > 0 and <= 1$"):
         SPENConfig(top_k_frac=0.0)
-    with pytest.raises(ValueError, match="alphas must be"):
+    with pytest.raises(ValueError, match=r"^SPENConfig.alphas=\[0.5, 1.5\]: every value must be > 0 and <= 1$"):
         SPENConfig(alphas=(0.5, 1.5))
+    with pytest.raises(ValueError, match=r"^SPENConfig.alphas=\(\): must be a non-empty list"):
+        SPENConfig(alphas=())
+    with pytest.raises(ValueError, match=r"^SPENConfig.n_layer=0: must be an integer >= 1$"):
+        SPENConfig(n_layer=0)
     with pytest.raises(ValueError, match="divisible by n_head"):
         TransformerConfig(d_model=30, n_head=4)
 

@@ -117,12 +117,15 @@ def test_gpu_check_trains_at_the_paper_profiles_sizes():
 
 
 def test_throughput_bench_uses_notebook_03s_cpu_sizes():
+    from dataclasses import asdict
+
     from paper_lib.experiments.spen_train import settings_for
-    from paper_lib.models.factory import sizes_for
+    from paper_lib.lm_recipe import model_config
 
     s = settings_for("cpu")
     for kind in ("spen", "transformer"):
-        want = {**sizes_for(kind, s, s.vocab_size), "block_size": 4096}
-        want.pop("predictor", None)
-        assert _bench("bench_throughput").lm_sizes(kind, s.d_model, 4096) == want
-    assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.n_head
+        want = {k: v for k, v in asdict(model_config(kind, s)).items() if k not in ("predictor", "n_head", "alphas")}
+        if kind == "transformer":
+            want["n_head"] = s.transformer.n_head
+        assert _bench("bench_throughput").lm_sizes(kind, s.spen.d_model, 4096) == {**want, "block_size": 4096}
+    assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.transformer.n_head

@@ -129,22 +129,22 @@ def test_on_step_sees_every_step_and_does_not_change_training():
     (["--steps", "ten"], "argument --steps: must be an integer >= 1, got 'ten'"),
 ])
 def test_cli_bad_arguments_are_one_line_errors(argv, message, capsys):
-    from paper_lib.train_cli import main
+    from paper_lib.lm_recipe import main
 
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[-1].startswith(f"python -m paper_lib.train: error: {message}") and "Traceback" not in err
+    assert err.splitlines()[-1].startswith(f"python -m paper_lib.lm_recipe: error: {message}") and "Traceback" not in err
 
 
 def test_cli_value_errors_are_one_line(monkeypatch, capsys, tmp_path):
     """A ValueError past argparse (here: an unknown override) is caught once: one line, status 2."""
-    from paper_lib import train_cli
+    from paper_lib import lm_recipe
 
     def bad(profile, over):
         raise ValueError("unknown setting 'x'; allowed: a, b")
 
-    monkeypatch.setattr(train_cli, "settings_for", bad)
-    assert train_cli.main(["--out", str(tmp_path)]) == 2
+    monkeypatch.setattr(lm_recipe, "recipe_for", bad)
+    assert lm_recipe.main(["--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "error: unknown setting 'x'; allowed: a, b\n"

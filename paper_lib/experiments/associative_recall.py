@@ -29,8 +29,9 @@ from ..ema import PAPER_ALPHAS
 from ..models.factory import build_model
 from ..models.lm import count_params
 from ..pipeline.parallel import parallel_map
-from ..pipeline.settings import check_seeds, configure
+from ..pipeline.settings import check_seeds, configure, setting
 from ..predictors import ABLATION_PREDICTORS
+from ..train import TrainConfig, lr_at, make_optimizer
 
 MODELS: tuple[str, ...] = tuple(f"spen_{p}" for p in ABLATION_PREDICTORS) + ("transformer", "gru")
 """Every model the notebook can train: SPEN with each reader (``spen_<predictor>``), the
@@ -55,14 +56,14 @@ class Settings:
     n_queries: int = 8                      # queries per sequence (all pairs up to this many)
     seq_len: int = 16                       # tokens per sequence
     single_hop: bool = True                 # one token per pair (ours; calibration) instead of key, value
-    delay: int = 0                          # blanks after each query key (the answer is due at the last)
+    delay: int = setting(0, low=0)          # blanks after each query key (the answer is due at the last)
     n_layer: int = 2                        # blocks of every model
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
     steps: int = 1000                       # optimiser steps per run (the Transformer solves the cpu task by 1000)
     batch_size: int = 32                    # sequences per step
-    warmup_steps: int = 50                  # linear warmup, then cosine decay to 0
+    warmup_steps: int = setting(50, low=0)  # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
     lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3)  # learning rates tried per model (>= 3)
     lr_steps: int = 400                     # steps of each learning-rate trial (seed 0; a short budget)
@@ -159,35 +160,34 @@ def _device(model) -> torch.device:
     return p.device if p is not None else torch.device("cpu")
 
 
-def _lr_at(step: int, s: Settings, steps: int, lr: float) -> float:
-    warm = min(1.0, (step + 1) / max(1, s.warmup_steps))
-    return lr * warm * 0.5 * (1 + np.cos(np.pi * min(step, steps) / steps))
-
-
 def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr: float, steps: int, seed: int,
                  progress=None):
     """Train ``model`` on fresh MQAR sequences (a mixture over ``n_pairs``), loss on query answers only.
 
-    AdamW (betas 0.9/0.98, ``s.weight_decay``), linear warmup then cosine decay, gradients
-    clipped at norm 1; batch ``s.batch_size``. The training stream is seeded by ``seed``
+    The house's one recipe (:func:`paper_lib.train.make_optimizer` and :func:`paper_lib.train.lr_at`):
+    AdamW (betas 0.9/0.98, ``s.weight_decay`` on matrices only), linear warmup over
+    ``s.warmup_steps`` then cosine decay to 0, gradients clipped at norm 1; batch ``s.batch_size``. The training stream is seeded by ``seed``
     (never equal to the validation or test streams). ``progress``: a tqdm bar to advance.
 
     Returns:
         the model (in eval mode) and the final training loss (nats per answer).
     """
     dev = _device(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=s.weight_decay)
+    cfg = TrainConfig(steps=steps, batch_size=s.batch_size, seq_len=s.seq_len, lr=lr, min_lr_frac=0.0,
+                      warmup_steps=s.warmup_steps, weight_decay=s.weight_decay, grad_clip=1.0, betas=(0.9, 0.98),
+                      seed=seed)
+    opt = make_optimizer(model, cfg)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
     model.train()
     loss = torch.tensor(float("nan"))
     for step in range(steps):
         for g in opt.param_groups:
-            g["lr"] = _lr_at(step, s, steps, lr)
+            g["lr"] = lr_at(step, cfg)
         b = sample_mqar(mqar, list(n_pairs), s.batch_size, gen)
         _, loss = model(b.inputs.to(dev), b.targets.to(dev))    # cross-entropy on answers (targets -100 elsewhere)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
         if progress is not None:
             progress.update(1)

@@ -30,7 +30,7 @@ from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
-from ..pipeline.settings import check_seeds, configure
+from ..pipeline.settings import check_seeds, configure, setting
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
 
@@ -57,7 +57,7 @@ class Settings:
 
     n_train: int = 1000                  # training sentences of Grammar A (1000: the 5-minute cpu budget)
     n_test: int = 500                    # held-out sentences of Grammar A
-    max_depth: int = 3                   # deepest relative-clause nesting (levels)
+    max_depth: int = setting(3, low=0)   # deepest relative-clause nesting (levels)
     grammar: str = "paper"               # grammar variant: "paper" (default) | "hard" (paper_lib.data.grammar_hard)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammar, SPCN, probe, BiGRU)
     workers: int = 2                     # seeds run at once (worker processes, one thread each)

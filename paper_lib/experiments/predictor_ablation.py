@@ -4,9 +4,9 @@ The paper swaps the reader of SPEN's traces (linear, linear attention, softmax a
 finds one loss (about 7.60 nats) and concludes that the traces, not the reader, are the
 bottleneck (the paper's predictor ablation, Experiment 2). Here every predictor of
 :mod:`paper_lib.predictors` (the paper's three and our three controls) and the
-matched Transformer are trained by notebook 03's code (:func:`paper_lib.train.train_and_evaluate`)
-on notebook 03's token streams and recipe (:func:`paper_lib.data.lm_data.prepare_data`,
-:class:`paper_lib.train.LMSettings`), with the same seeds, steps and batches, at one parameter
+matched Transformer are trained by notebook 03's recipe (:func:`paper_lib.lm_recipe.run_lm`)
+on notebook 03's token streams (:func:`paper_lib.data.lm_data.prepare_data`,
+:class:`paper_lib.lm_recipe.LMSettings`), with the same seeds, steps and batches, at one parameter
 budget (within ``budget_tol``, checked before anything trains), beside the unigram and
 Kneser-Ney bigram lines counted on the same training tokens (:mod:`paper_lib.ngram`).
 
@@ -18,38 +18,43 @@ paper gives neither); they live in the ``predictor_ablation`` section of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 import torch
 
-from ..models.factory import build_model, sizes_for
+from ..lm_recipe import LMSettings, build_lm, configure_lm, run_lm
 from ..models.lm import count_params
 from ..models.spen import SPEN
 from ..ngram import reference_losses
 from ..pipeline.parallel import parallel_map
-from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci
 from ..predictors import ABLATION_PREDICTORS, CONTROL_PREDICTORS, PAPER_PREDICTORS, PREDICTORS, build_predictor
-from ..train import LMSettings, train_and_evaluate
+from ..train import TrainConfig
 
 PAPER_LOSS_NATS = 7.60
 """The paper's ablation loss, the same for its three predictors (nats)."""
 
 
+def _ablation_train() -> TrainConfig:
+    """Notebook 03's cpu training at 450 steps (every model; at 300 the Transformer ended 0.9 nat
+    past unigram, short of the 1.0 the claim needs)."""
+    return TrainConfig(steps=450, batch_size=16, seq_len=128, lr=2e-3, warmup_steps=30, log_every=10)
+
+
 @dataclass
 class Settings(LMSettings):
-    """Notebook 04's settings: notebook 03's recipe (:class:`paper_lib.train.LMSettings`: same
+    """Notebook 04's settings: notebook 03's recipe (:class:`paper_lib.lm_recipe.LMSettings`: same
     corpus, tokenizer, sizes) at the ablation's own budget, plus the models to compare.
-    Defaults are the ``cpu`` profile's: 6 predictors and the Transformer, ~1.3M parameters each."""
+    Defaults are the ``cpu`` profile's: 6 predictors and the Transformer, ~1.3M parameters each.
+    ``spen.predictor`` is not used: each SPEN of the ablation takes its reader from ``predictors``."""
 
+    train: TrainConfig = field(default_factory=_ablation_train)
     predictors: tuple[str, ...] = ABLATION_PREDICTORS  # the paper's three, then our three controls
-    transformer: bool = True             # also train the matched Transformer (same budget and tokens)
+    with_transformer: bool = True        # also train the matched Transformer (same budget and tokens)
     budget_tol: float = 0.05             # max relative parameter difference to SPEN-linear (fraction)
-    steps: int = 450                     # optimizer steps (every model; notebook 03 trains 600; at 300 the
-                                         # Transformer ended 0.9 nat past unigram, short of the 1.0 the claim needs)
     workers: int = 2                     # models trained at once (worker processes, one thread each)
     eval_tokens: int = 16384             # tokens of each evaluation text
 
@@ -60,7 +65,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     Raises:
         ValueError: unknown profile, an unknown setting, no predictors, or an unknown predictor.
     """
-    s = check_seeds(configure(Settings(), "predictor_ablation", profile, overrides))
+    s = configure_lm(Settings(), "predictor_ablation", profile, overrides)
     if not s.predictors:
         raise ValueError("the ablation lists no predictors; allowed: " + ", ".join(sorted(PREDICTORS)))
     unknown = sorted(set(s.predictors) - set(PREDICTORS))
@@ -70,14 +75,14 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
 
 
 def model_names(settings: Settings) -> list[str]:
-    """The predictors of ``settings`` and, when ``settings["transformer"]``, ``"transformer"``."""
-    return list(settings.predictors) + (["transformer"] if settings.transformer else [])
+    """The predictors of ``settings`` and, when ``settings.with_transformer``, ``"transformer"``."""
+    return list(settings.predictors) + (["transformer"] if settings.with_transformer else [])
 
 
 def _build(name: str, settings: Settings, vocab_size: int, seed: int = 0):
-    kind = "transformer" if name == "transformer" else "spen"
-    sizes = sizes_for(kind, replace(settings, predictor=name), vocab_size)
-    return build_model(kind, seed=seed, **sizes)
+    if name == "transformer":
+        return build_lm("transformer", settings, vocab_size, seed)
+    return build_lm("spen", settings, vocab_size, seed, predictor=name)
 
 
 def budget_table(settings: Settings, vocab_size: int) -> pd.DataFrame:
@@ -119,9 +124,8 @@ def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool
         in the same document within the window, :func:`paper_lib.train.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
-    lr = settings.lr_transformer or settings.lr if kind == "transformer" else settings.lr
-    r = train_and_evaluate(kind, replace(settings, predictor=name, lr=lr), data, seed, progress=progress,
-                           desc=f"{name} seed {seed}")
+    r = run_lm(kind, settings, data, seed, predictor=None if kind == "transformer" else name, progress=progress,
+               desc=f"{name} seed {seed}")
     rep = r["val"]["repeat"]
     tl = r["val"]["token_loss"]
     return {"model": name, "seed": seed, "params": r["params"], "val_loss": r["val"]["loss"],
@@ -153,7 +157,7 @@ def run_ablation(settings: Settings, data: dict, seeds, progress: bool = True) -
 def reference_lines(data: dict, settings: Settings) -> dict:
     """Unigram and Kneser-Ney bigram loss (nats/token) of the held-out text, counted on the
     training stream, on the windows every model is scored on (:func:`paper_lib.ngram.reference_losses`)."""
-    return reference_losses(data["train"], data["val"], data["tokenizer"].get_vocab_size(), settings.seq_len,
+    return reference_losses(data["train"], data["val"], data["tokenizer"].get_vocab_size(), settings.train.seq_len,
                             settings.eval_tokens)
 
 

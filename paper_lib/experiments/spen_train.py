@@ -2,7 +2,8 @@
 
 The paper reports C4 perplexity 260 for its 130M-parameter SPEN against 33 for GPT-2 small
 (Experiment 2). Here both models are built on one causal-LM shell
-(:mod:`paper_lib.models.lm`) and trained by :func:`paper_lib.train.train`, in four steps
+(:mod:`paper_lib.models.lm`) and trained by the language-model recipe
+(:func:`paper_lib.lm_recipe.run_lm`, settings :class:`paper_lib.lm_recipe.LMSettings`), in four steps
 (our design; the paper gives no laptop recipe, the ``paper`` profile sets its scale):
 
 1. reference lines counted on the same training stream and scored on the same windows
@@ -18,20 +19,17 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from ..evaluate import evaluate, measure_throughput
-from ..models.factory import build_model, sizes_for
-from ..models.lm import count_params
+from ..evaluate import measure_throughput
+from ..lm_recipe import MODELS, LMSettings, build_lm, configure_lm, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
-from ..pipeline.settings import check_seeds, configure
-from ..train import LMSettings, train, train_config
+from ..pipeline.settings import setting
 
-MODELS = ("spen", "transformer")
 PAPER_PPL = {"spen": 260.0, "transformer": 33.0}
 """The paper's C4 perplexities: SPEN 260 (ln 260 = 5.56 nats), GPT-2 small 33 (ln 33 = 3.50 nats)."""
 
@@ -48,19 +46,20 @@ budget): each model at each rate for 150 steps (307,200 tokens), seed 0, loss in
 dev text (dev unigram 6.56, KN bigram 4.76 nats); :func:`lr_sweep` at
 ``settings_for("cpu", {"sweep_lrs": [1e-3, 2e-3, 4e-3, 8e-3], "sweep_steps": 150})``, commit
 d0a0422, one thread. Both models are best at 2e-3, inside the grid. :func:`choose_lr` of it
-gives the ``cpu`` defaults ``lr`` (SPEN) and ``lr_transformer`` (``tests/test_lm_experiments.py``
+gives the ``cpu`` defaults ``train.lr`` (SPEN) and ``lr_transformer`` (``tests/test_lm_experiments.py``
 checks that they agree)."""
 RECORDED_SWEEP_NOTE = "lr_sweep() run once at the cpu recipe, 150 steps per rate, seed 0, dev text"
 
 
 @dataclass
 class Settings(LMSettings):
-    """Notebook 03's settings: :class:`paper_lib.train.LMSettings` plus the sweep, the
-    token-scaling checkpoints and the throughput study. Defaults are the ``cpu`` profile."""
+    """Notebook 03's settings: the recipe (:class:`paper_lib.lm_recipe.LMSettings`: ``data``,
+    ``spen``, ``transformer``, ``train``, ``lr_transformer``, ``eval_tokens``, ``seeds``) plus the
+    sweep, the token-scaling checkpoints and the throughput study. Defaults are the ``cpu`` profile."""
 
-    sweep_lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3, 8e-3)  # peak learning rates tried for each model
-    sweep_steps: int = 0                 # steps of each sweep run (0: use lr / lr_transformer, the recorded choice)
-    sweep_seed: int = 0                  # seed of the sweep runs
+    sweep_lrs: tuple[float, ...] = setting((1e-3, 2e-3, 4e-3, 8e-3), low=0, low_open=True)  # peak learning rates tried
+    sweep_steps: int = setting(0, low=0)  # steps of each sweep run (0: train.lr / lr_transformer, the recorded choice)
+    sweep_seed: int = setting(0, low=0)   # seed of the sweep runs
     eval_at: tuple[int, ...] = (75, 150, 300)  # steps at which held-out loss is measured (plus the last)
     throughput_seq_lens: tuple[int, ...] = (256, 1024, 4096, 8192)  # tokens; training tokens/s at each
     throughput_batch_tokens: int = 8192  # tokens per timed step
@@ -75,13 +74,18 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         ValueError: unknown profile or an unknown setting (one line naming the allowed ones),
         an empty sweep grid, or a checkpoint step outside ``[1, steps]``.
     """
-    s = check_seeds(configure(Settings(), "spen_train", profile, overrides))
+    s = configure_lm(Settings(), "spen_train", profile, overrides)
     if s.sweep_steps and not s.sweep_lrs:
         raise ValueError("sweep_lrs is empty; give at least one learning rate or set sweep_steps to 0")
-    bad = [k for k in s.eval_at if not 1 <= k <= s.steps]
+    bad = [k for k in s.eval_at if not 1 <= k <= s.train.steps]
     if bad:
-        raise ValueError(f"eval_at steps {bad} lie outside [1, steps={s.steps}]")
+        raise ValueError(f"eval_at steps {bad} lie outside [1, train.steps={s.train.steps}]")
     return s
+
+
+def learning_rates(settings: Settings) -> dict[str, float]:
+    """Each model's peak learning rate when no sweep runs (:func:`paper_lib.lm_recipe.lr_for`)."""
+    return {k: lr_for(k, settings) for k in MODELS}
 
 
 # --------------------------------------------------------------------------- reference lines
@@ -95,7 +99,7 @@ def reference_lines(data: dict, settings, splits=("dev", "val", "ood")) -> dict:
     """
     vocab = data["tokenizer"].get_vocab_size()
     counts = count_ngrams(data["train"], vocab)
-    return {s: reference_losses(None, data[s], vocab, settings.seq_len, settings.eval_tokens, counts=counts)
+    return {s: reference_losses(None, data[s], vocab, settings.train.seq_len, settings.eval_tokens, counts=counts)
             for s in splits if s in data}
 
 
@@ -110,43 +114,12 @@ def reference_table(refs: dict) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- training
 
-def _warmup(settings, steps: int) -> int:
-    return max(1, min(settings.warmup_steps, steps // 10))
-
-
 def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = None, steps: int | None = None,
               eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True) -> dict:
-    """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it.
-
-    Args:
-        lr, steps: override ``settings.lr`` / ``settings.steps`` (the sweep's short runs).
-        eval_at: steps at which the loss on ``data[eval_split]`` is measured during training
-            (the token-scaling curve; the last step is always measured when listed here).
-        final_splits: texts evaluated after training.
-
-    Returns:
-        ``{"model", "seed", "lr", "params", "history", "train_tokens_per_s", "scaling":
-        [{"tokens", "step", "val_loss"}], <split>: evaluate(...) for each final split}``.
-    """
-    steps = settings.steps if steps is None else steps
-    s = replace(settings, lr=settings.lr if lr is None else lr, steps=steps,
-                warmup_steps=_warmup(settings, steps))
-    model = build_model(kind, seed=seed, **sizes_for(kind, s, data["tokenizer"].get_vocab_size()))
-    cfg = train_config(s, seed)
-    points, marks, last = [], set(eval_at), {}
-
-    def on_step(done: int) -> None:
-        if done in marks:
-            last[done] = evaluate(model, data[eval_split], cfg.seq_len, max_tokens=s.eval_tokens)
-            points.append({"step": done, "tokens": done * cfg.batch_size * cfg.seq_len, "val_loss": last[done]["loss"]})
-
-    res = train(model, data["train"], cfg, progress=progress, desc=f"{kind} lr {s.lr:g} seed {seed}", on_step=on_step)
-    out = {"model": kind, "seed": seed, "lr": s.lr, "params": count_params(model), "history": res.history,
-           "train_tokens_per_s": res.tokens_per_s, "scaling": points}
-    for split in final_splits:
-        reuse = split == eval_split and steps in last          # measured at the last step already
-        out[split] = last[steps] if reuse else evaluate(model, data[split], cfg.seq_len, max_tokens=s.eval_tokens)
-    return out
+    """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it: the recipe's
+    :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict)."""
+    return run_lm(kind, settings, data, seed, lr=lr, steps=steps, eval_at=eval_at, eval_split=eval_split,
+                  final_splits=final_splits, progress=progress)
 
 
 def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True) -> pd.DataFrame:
@@ -162,7 +135,8 @@ def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True
             r = run_model(kind, settings, data, settings.sweep_seed, lr=lr, steps=settings.sweep_steps,
                           final_splits=("dev",), progress=progress)
             rows.append({"model": kind, "lr": lr, "val_loss": r["dev"]["loss"],
-                         "tokens": settings.sweep_steps * settings.batch_size * settings.seq_len, "split": "dev"})
+                         "tokens": settings.sweep_steps * settings.train.batch_size * settings.train.seq_len,
+                         "split": "dev"})
     return pd.DataFrame(rows)
 
 
@@ -226,8 +200,8 @@ def throughput_table(settings: Settings, vocab_size: int, kinds=MODELS) -> pd.Da
     Returns:
         columns ``seq_len, model, tokens_per_s``.
     """
-    big = replace(settings, block_size=max(max(settings.throughput_seq_lens), settings.block_size))
-    models = {k: build_model(k, seed=0, **sizes_for(k, big, vocab_size)) for k in kinds}
+    block = max(max(settings.throughput_seq_lens), settings.spen.block_size)
+    models = {k: build_lm(k, settings, vocab_size, seed=0, block_size=block) for k in kinds}
     raw: dict[tuple[int, str], list[float]] = {}
     for _ in range(settings.throughput_repeats):
         for seq_len in settings.throughput_seq_lens:

@@ -49,7 +49,7 @@ from ..data.grammar import (
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
 from ..models.spcn import SPCN, SPCNConfig
-from ..pipeline.settings import check_seeds, configure
+from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
@@ -77,7 +77,7 @@ class Settings:
     n_train: int = 1000                  # training sentences of Grammar A (1000: the 10-minute cpu budget)
     n_test: int = 500                    # held-out sentences of Grammar A
     n_test_B: int = 500                  # sentences of Grammar B (never trained on)
-    max_depth: int = 3                   # deepest relative-clause nesting (levels)
+    max_depth: int = setting(3, low=0)   # deepest relative-clause nesting (levels)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
     workers: int = 2                     # seeds run at once (worker processes, one thread each)
     spcn: SPCNConfig = field(default_factory=lambda: SPCNConfig(

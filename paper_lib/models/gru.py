@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..pipeline.settings import check_fields, setting
 from .lm import CausalLM
 
 PAD, UNK = "<pad>", "<unk>"
@@ -33,7 +34,7 @@ class BiGRUConfig:
     epochs: int = 6            # passes over the training sentences
     batch_size: int = 32       # sentences per step
     word_dropout: float = 0.1  # P(training token -> <unk>)
-    seed: int = 0              # init, shuffling and word dropout
+    seed: int = setting(0, low=0)  # init, shuffling and word dropout
     bidirectional: bool = True  # False: a causal (left-to-right) GRU tagger of the same sizes (issue 11)
 
     def __post_init__(self):
@@ -184,7 +185,7 @@ class GRULMConfig:
     lr: float = 3e-3           # Adam step size
     epochs: int = 3            # passes over the training documents
     batch_size: int = 16       # documents per step
-    seed: int = 0              # init and shuffling
+    seed: int = setting(0, low=0)  # init and shuffling
 
     def __post_init__(self):
         if min(self.d_embed, self.d_hidden, self.batch_size) < 1 or self.epochs < 0:
@@ -263,16 +264,14 @@ class GRUCausalConfig:
     vocab_size: int = 50257
     n_layer: int = 2
     d_model: int = 64
-    d_state: int = 0
+    d_state: int = setting(0, low=0)  # 0: d_model
     d_ff: int = 256
     block_size: int = 1024
 
     def __post_init__(self):
         if not self.d_state:
             self.d_state = self.d_model
-        for name in ("vocab_size", "n_layer", "d_model", "d_state", "d_ff", "block_size"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_fields(self)
 
 
 class GRUBlock(nn.Module):

@@ -38,6 +38,7 @@ from torch import Tensor
 
 from ..ema import PAPER_ALPHAS, check_alphas, ema_traces
 from ..hebbian import LEARNING_RULES, make_rule
+from ..pipeline.settings import setting
 
 
 @dataclass
@@ -55,7 +56,7 @@ class SPCNConfig:
     beta: float = 0.05                  # PGHU: rate of the running error statistics (per minibatch)
     epochs: int = 2                     # passes over the training sentences, per level
     batch_size: int = 64                # sentences per update
-    seed: int = 0                       # seeds the word codes and the random projections
+    seed: int = setting(0, low=0)       # seeds the word codes and the random projections
 
     def __post_init__(self):
         if self.n_levels < 2:

@@ -24,7 +24,7 @@ logits at ``<= t`` unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..ema import PAPER_ALPHAS, ema_traces
+from ..pipeline.settings import check_fields, setting
 from ..predictors import build_predictor
 from .lm import CausalLM
 
@@ -44,35 +45,37 @@ class SPENConfig:
         vocab_size: tokens (paper: GPT-2's 50257).
         n_layer: blocks (paper: 12).
         d_model: width of the residual stream (ours: 768, GPT-2 small's, to match 130M).
-        alphas: EMA rates (paper: 0.5, 0.1, 0.02).
+        alphas: EMA rates, each in (0, 1] (paper: 0.5, 0.1, 0.02).
         d_bottleneck: width of the context mix's bottleneck (ours: d_model / 3).
         d_ff: hidden units of the sparse FFN (ours: 4 d_model).
-        top_k_frac: fraction of FFN hidden units kept active per token (paper: 0.06).
+        top_k_frac: fraction of FFN hidden units kept active per token, in (0, 1] (paper: 0.06).
         predictor: registered name of the trace reader (paper default: ``"linear"``).
+        n_head: heads of the attention readers (``linear_attention``, ``softmax_attention``,
+            ``history_attention``, ``token_attention``); None: ``max(1, d_model // 64)`` (ours).
         block_size: longest sequence the model is used with (tokens; SPEN has no position
             table, kept for the same interface as the Transformer).
+
+    Every field is checked on construction (:func:`paper_lib.pipeline.settings.check_fields`:
+    counts >= 1, the declared ranges). Raises ValueError, one line.
     """
 
     vocab_size: int = 50257
     n_layer: int = 12
     d_model: int = 768
-    alphas: tuple[float, ...] = PAPER_ALPHAS
+    alphas: tuple[float, ...] = setting(PAPER_ALPHAS, low=0, high=1, low_open=True)
     d_bottleneck: int = 256
     d_ff: int = 3072
-    top_k_frac: float = 0.06
+    top_k_frac: float = setting(0.06, low=0, high=1, low_open=True)
     predictor: str = "linear"
+    n_head: int | None = None
     block_size: int = 1024
-    extra: dict = field(default_factory=dict)  # settings a custom predictor may read
 
     def __post_init__(self):
-        self.alphas = tuple(float(a) for a in self.alphas)
-        if not self.alphas or not all(0.0 < a <= 1.0 for a in self.alphas):
-            raise ValueError(f"alphas must be a non-empty sequence of rates in (0, 1], got {self.alphas}")
-        for name in ("vocab_size", "n_layer", "d_model", "d_bottleneck", "d_ff", "block_size"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0.0 < self.top_k_frac <= 1.0:
-            raise ValueError(f"top_k_frac must lie in (0, 1], got {self.top_k_frac}")
+        if isinstance(self.alphas, (list, tuple)):
+            self.alphas = tuple(float(a) if isinstance(a, int) and not isinstance(a, bool) else a for a in self.alphas)
+        if not self.alphas:
+            raise ValueError("SPENConfig.alphas=(): must be a non-empty list of rates in (0, 1]")
+        check_fields(self)
 
     @property
     def top_k(self) -> int:

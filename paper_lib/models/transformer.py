@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..pipeline.settings import check_fields
 from .lm import CausalLM
 
 
@@ -26,6 +27,9 @@ class TransformerConfig:
         vocab_size: tokens. n_layer: blocks. d_model: residual width.
         n_head: attention heads (``d_model`` must be divisible by it).
         d_ff: MLP hidden units (GPT-2: 4 d_model). block_size: positions (tokens).
+
+    Every field is a count (>= 1), checked on construction
+    (:func:`paper_lib.pipeline.settings.check_fields`). Raises ValueError, one line.
     """
 
     vocab_size: int = 50257
@@ -36,11 +40,9 @@ class TransformerConfig:
     block_size: int = 1024
 
     def __post_init__(self):
-        for name in ("vocab_size", "n_layer", "d_model", "n_head", "d_ff", "block_size"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_fields(self)
         if self.d_model % self.n_head:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_head ({self.n_head})")
+            raise ValueError(f"TransformerConfig.n_head={self.n_head}: d_model ({self.d_model}) must be divisible by n_head")
 
 
 class CausalSelfAttention(nn.Module):

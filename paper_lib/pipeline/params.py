@@ -15,6 +15,7 @@ import ast
 from typing import Any, Iterable, Mapping
 
 from .profiles import check_profile
+from .settings import check_seed_list
 
 INJECTED_MARK = "# Parameters"  # the first line of the cell papermill injects
 
@@ -40,22 +41,6 @@ def injected_parameters(history: Iterable[str]) -> tuple[list[str], list[str]] |
         if history[i].lstrip().startswith(INJECTED_MARK):
             return assigned_names(history[i - 1]), assigned_names(history[i])
     return None
-
-
-def check_seed_list(seeds: Any, where: str = "seeds") -> list[int]:
-    """``seeds`` as a list of distinct integers.
-
-    Raises:
-        ValueError: not a non-empty list of integers, or with repeats.
-    """
-    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
-        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
-    seeds = list(seeds)
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"{where} must be distinct, got {seeds}")
-    return seeds
 
 
 def check_values(values: Mapping[str, Any]) -> None:

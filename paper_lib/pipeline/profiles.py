@@ -13,13 +13,34 @@ import copy
 
 PROFILE_NAMES: tuple[str, ...] = ("smoke", "cpu", "paper")
 
-# Language-model data at smoke and paper, shared by notebooks 03 and 04 (same token streams).
-_SMOKE_LM_DATA = {"max_train_chars": 400_000, "max_val_chars": 60_000, "vocab_size": 1024}
-_PAPER_LM_DATA = {"corpus": "c4", "ood_corpus": "wikitext103", "min_chars": 0, "max_train_chars": 2_000_000_000,
-                  "max_val_chars": 5_000_000, "tokenizer": "gpt2", "vocab_size": 50257}
-_PAPER_LM_SIZES = {"n_layer": 12, "d_model": 768, "n_head": 12, "d_bottleneck": 256, "d_ff": 3072,
-                   "d_ff_transformer": 3072, "block_size": 1024, "seq_len": 1024, "batch_size": 64, "lr": 6e-4,
-                   "log_every": 50, "eval_tokens": 1_048_576, "seeds": [0]}
+
+
+def _merge(*parts: dict) -> dict:
+    """Dicts merged left to right, nested dicts key by key (a section built from shared parts)."""
+    out: dict = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+    return out
+
+
+def _matched(n_layer: int, d_model: int, block_size: int, n_head: int, d_ff: int, d_bottleneck: int) -> dict:
+    """Sizes of SPEN and the matched Transformer (same depth, width, positions; the vocabulary is data's)."""
+    same = {"n_layer": n_layer, "d_model": d_model, "block_size": block_size, "d_ff": d_ff}
+    return {"spen": {**same, "d_bottleneck": d_bottleneck}, "transformer": {**same, "n_head": n_head}}
+
+
+# The language-model recipe (paper_lib.lm_recipe) at smoke and paper: the `lm` section (the training
+# command line) and the base of notebooks 03 and 04 (same token streams).
+_SMOKE_LM_DATA = {"data": {"max_train_chars": 400_000, "max_val_chars": 60_000, "vocab_size": 1024}}
+_SMOKE_LM = _merge(_SMOKE_LM_DATA, _matched(2, 64, 256, n_head=2, d_ff=256, d_bottleneck=32),
+                   {"train": {"seq_len": 64, "steps": 30, "warmup_steps": 5, "log_every": 5},
+                    "eval_tokens": 4096, "seeds": [0]})
+_PAPER_LM = _merge({"data": {"corpus": "c4", "ood_corpus": "wikitext103", "min_chars": 0, "max_train_chars": 2_000_000_000,
+                             "max_val_chars": 5_000_000, "tokenizer": "gpt2", "vocab_size": 50257}},
+                   _matched(12, 768, 1024, n_head=12, d_ff=3072, d_bottleneck=256),
+                   {"train": {"seq_len": 1024, "batch_size": 64, "lr": 6e-4, "log_every": 50},
+                    "eval_tokens": 1_048_576, "seeds": [0]})
 
 PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
@@ -29,22 +50,20 @@ PROFILES: dict[str, dict[str, dict]] = {
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
                      "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}, "workers": 1},
-        "spen_train": {**_SMOKE_LM_DATA, "n_layer": 2, "d_model": 64, "n_head": 2, "d_bottleneck": 32, "d_ff": 256,
-                       "d_ff_transformer": 256, "block_size": 256, "seq_len": 64, "steps": 30, "warmup_steps": 5,
-                       "log_every": 5, "eval_tokens": 4096, "sweep_lrs": [2e-3, 4e-3], "sweep_steps": 6,
-                       "eval_at": [8, 16], "throughput_seq_lens": [64, 256], "throughput_batch_tokens": 1024,
-                       "throughput_steps": 1, "throughput_repeats": 1, "seeds": [0]},
-        "predictor_ablation": {**_SMOKE_LM_DATA, "n_layer": 1, "d_model": 32, "n_head": 1, "d_bottleneck": 16,
-                               "d_ff": 128, "d_ff_transformer": 128, "block_size": 32, "seq_len": 32, "batch_size": 4,
-                               "steps": 8, "warmup_steps": 2, "log_every": 2, "eval_tokens": 1024, "seeds": [0],
-                               "workers": 1},
+        "lm": _SMOKE_LM,
+        "spen_train": _merge(_SMOKE_LM, {"sweep_lrs": [2e-3, 4e-3], "sweep_steps": 6, "eval_at": [8, 16],
+                                         "throughput_seq_lens": [64, 256], "throughput_batch_tokens": 1024,
+                                         "throughput_steps": 1, "throughput_repeats": 1}),
+        "predictor_ablation": _merge(_SMOKE_LM_DATA, _matched(1, 32, 32, n_head=1, d_ff=128, d_bottleneck=16),
+                                     {"train": {"seq_len": 32, "batch_size": 4, "steps": 8, "warmup_steps": 2,
+                                                "log_every": 2}, "eval_tokens": 1024, "seeds": [0], "workers": 1}),
         "associative_recall": {"n_keys": 8, "n_values": 8, "n_pairs": [2, 4], "n_queries": 4, "seq_len": 16,
                                "d_model": 16, "steps": 6, "warmup_steps": 2, "lrs": [1e-3, 3e-3, 1e-2], "lr_steps": 2,
                                "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
                                "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1], "workers": 1},
     },
     "cpu": {  # the defaults of every Settings dataclass
-        "grammar_probe": {}, "transfer": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
+        "grammar_probe": {}, "transfer": {}, "lm": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
     },
     "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
         "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
@@ -52,11 +71,13 @@ PROFILES: dict[str, dict[str, dict]] = {
         "transfer": {"n_train": 10000, "n_test": 2000, "n_test_B": 2000, "seeds": list(range(10)),
                      "probe_max_iter": 200, "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5},
                      "bigru": {"epochs": 10}, "timescale_seeds": list(range(10)), "lag": {"gru": {"epochs": 8}}},
-        "spen_train": {**_PAPER_LM_DATA, **_PAPER_LM_SIZES, "steps": 6000, "warmup_steps": 300, "ckpt_every": 500,
-                       "sweep_lrs": [3e-4, 6e-4, 1.2e-3], "sweep_steps": 500, "eval_at": [750, 1500, 3000],
-                       "throughput_batch_tokens": 65536, "throughput_steps": 5},
-        "predictor_ablation": {**_PAPER_LM_DATA, **_PAPER_LM_SIZES, "steps": 2000, "warmup_steps": 200,
-                               "ckpt_every": 500, "workers": 1},
+        "lm": _merge(_PAPER_LM, {"train": {"steps": 6000, "warmup_steps": 300, "ckpt_every": 500}}),
+        "spen_train": _merge(_PAPER_LM, {"train": {"steps": 6000, "warmup_steps": 300, "ckpt_every": 500},
+                                         "sweep_lrs": [3e-4, 6e-4, 1.2e-3], "sweep_steps": 500,
+                                         "eval_at": [750, 1500, 3000], "throughput_batch_tokens": 65536,
+                                         "throughput_steps": 5}),
+        "predictor_ablation": _merge(_PAPER_LM, {"train": {"steps": 2000, "warmup_steps": 200, "ckpt_every": 500},
+                                                 "workers": 1}),
         "associative_recall": {"n_keys": 128, "n_values": 128, "n_pairs": [4, 8, 16, 32, 64], "n_queries": 64,
                                "seq_len": 256, "d_model": 128, "steps": 20000, "warmup_steps": 1000,
                                "batch_size": 64, "lr_steps": 3000, "widths": [64, 128, 256, 512],

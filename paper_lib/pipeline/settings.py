@@ -8,11 +8,18 @@ dataclass does not have is a one-line error naming the allowed keys, so a misspe
 can never silently fall back to its default. Nested dataclasses (``spcn``, ``bigru``) take
 nested dicts. Every value set this way is checked against the field's annotation before
 anything runs (:func:`check_value`): an integer where the field is ``int`` (a count, so >= 1,
-unless its name is in :data:`ZERO_ALLOWED`), a finite number for ``float``, true/false for
-``bool``, a string for ``str``, a list of those for a ``tuple``. Our design: the paper is silent.
+unless the field declares another range), a finite number for ``float``, true/false for
+``bool``, a string for ``str``, a list of those for a ``tuple``.
+
+A field's range is declared once, on the field, with :func:`setting` (``warmup_steps: int =
+setting(30, low=0)``, ``top_k_frac: float = setting(0.06, low=0, high=1, low_open=True)``), and a
+config dataclass checks all its fields in ``__post_init__`` with :func:`check_fields`, so the
+same rule holds whether a value comes from a profile, a reader's override or a direct call.
+Our design: the paper is silent.
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import math
 import types
@@ -21,10 +28,39 @@ from typing import Any, Mapping, TypeVar
 
 T = TypeVar("T")
 
-ZERO_ALLOWED = frozenset({"seed", "sweep_seed", "sweep_steps", "warmup_steps", "ckpt_every", "delay",
-                          "min_chars", "max_depth"})
-"""Integer settings for which 0 means something (no sweep, no warmup, no checkpoints, no delay,
-depth 0, seed 0); they must be >= 0. Every other integer setting is a count and must be >= 1."""
+_BOUNDS = "paper_lib.bounds"  # the key of a field's range in its dataclass metadata
+
+
+def setting(default: Any = dataclasses.MISSING, *, low: float | None = None, high: float | None = None,
+            low_open: bool = False, high_open: bool = False, default_factory: Any = dataclasses.MISSING):
+    """A dataclass field with a declared range: ``low <= value <= high`` (``<`` where open).
+
+    For ``int`` fields the range replaces the default rule (a count, >= 1); ``low=0`` is the
+    declaration that 0 means something (no warmup, no checkpoints, seed 0). ``None`` values of
+    an ``X | None`` field are never range-checked.
+    """
+    meta = {_BOUNDS: (low, high, low_open, high_open)}
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _range_text(bounds) -> str:
+    low, high, low_open, high_open = bounds
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high:g}")
+    return " and ".join(parts)
+
+
+def _in_range(value, bounds) -> bool:
+    low, high, low_open, high_open = bounds
+    if low is not None and (value <= low if low_open else value < low):
+        return False
+    return not (high is not None and (value >= high if high_open else value > high))
+
 
 _KINDS = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}
 
@@ -39,12 +75,13 @@ def _fits(kind, value) -> bool:
     return isinstance(value, kind)
 
 
-def check_value(name: str, annotation, value, where: str = "settings") -> None:
+def check_value(name: str, annotation, value, where: str = "settings", bounds=None) -> None:
     """Raise if ``value`` does not fit the field ``name`` annotated ``annotation`` (a type, not a string).
 
-    ``int``: an integer >= 1 (>= 0 for :data:`ZERO_ALLOWED`); ``float``: a finite number;
-    ``bool``; ``str``; ``X | None``: None or an ``X``; ``tuple[X, ...]`` / ``tuple[X, Y]``: a list
-    or tuple of those (no range check on elements). Other annotations are not checked.
+    ``int``: an integer in ``bounds`` (default: >= 1, a count); ``float``: a finite number in
+    ``bounds`` (default: any); ``bool``; ``str``; ``X | None``: None or an ``X``; ``tuple[X, ...]``
+    / ``tuple[X, Y]``: a list or tuple of those, each element in ``bounds`` where given. Other
+    annotations are not checked. ``bounds``: ``(low, high, low_open, high_open)`` from :func:`setting`.
 
     Raises:
         ValueError: one line, ``<where>.<name>=<value>: must be ...``.
@@ -57,21 +94,45 @@ def check_value(name: str, annotation, value, where: str = "settings") -> None:
         annotation = rest[0]
         origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if annotation in _KINDS:
-        low = 0 if name in ZERO_ALLOWED else 1
-        if not _fits(annotation, value) or (annotation is int and value < low):
-            need = f"an integer >= {low}" if annotation is int else _KINDS[annotation]
+        rng = bounds if bounds is not None else (1, None, False, False) if annotation is int else None
+        if not _fits(annotation, value) or (rng is not None and annotation in (int, float) and not _in_range(value, rng)):
+            need = _KINDS[annotation] + (f" {_range_text(rng)}" if rng is not None and annotation in (int, float) else "")
             raise ValueError(f"{where}.{name}={value!r}: must be {need}")
     elif origin is tuple:
-        kinds = [a for a in args if a is not Ellipsis]
-        if not isinstance(value, (list, tuple)):
-            raise ValueError(f"{where}.{name}={value!r}: must be a list")
-        if Ellipsis not in args and len(value) != len(args):
-            raise ValueError(f"{where}.{name}={value!r}: must be a list of {len(args)} values")
-        for i, v in enumerate(value):
-            kind = kinds[0] if Ellipsis in args else kinds[i]
-            if kind in _KINDS and not _fits(kind, v):
-                plural = {int: "integers", float: "numbers", bool: "true/false values", str: "strings"}[kind]
-                raise ValueError(f"{where}.{name}={list(value)!r}: must be a list of {plural}")
+        _check_list(name, args, value, where, bounds)
+
+
+def _check_list(name: str, args, value, where: str, bounds) -> None:
+    """:func:`check_value` for a ``tuple[X, ...]`` or ``tuple[X, Y]`` field."""
+    kinds = [a for a in args if a is not Ellipsis]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}.{name}={value!r}: must be a list")
+    if Ellipsis not in args and len(value) != len(args):
+        raise ValueError(f"{where}.{name}={value!r}: must be a list of {len(args)} values")
+    for i, v in enumerate(value):
+        kind = kinds[0] if Ellipsis in args else kinds[i]
+        if kind in _KINDS and not _fits(kind, v):
+            plural = {int: "integers", float: "numbers", bool: "true/false values", str: "strings"}[kind]
+            raise ValueError(f"{where}.{name}={list(value)!r}: must be a list of {plural}")
+        if bounds is not None and kind in (int, float) and not _in_range(v, bounds):
+            raise ValueError(f"{where}.{name}={list(value)!r}: every value must be {_range_text(bounds)}")
+
+
+def _field_bounds(obj_or_cls) -> dict[str, Any]:
+    return {f.name: f.metadata.get(_BOUNDS) for f in dataclasses.fields(obj_or_cls)}
+
+
+def check_fields(obj, where: str | None = None) -> None:
+    """Check every field of the dataclass instance ``obj`` against its annotation and declared
+    range (:func:`check_value`); config dataclasses call it from ``__post_init__``.
+
+    Raises:
+        ValueError: one line, ``<where>.<name>=<value>: must be ...`` (``where``: the class name).
+    """
+    where = where or type(obj).__name__
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        check_value(f.name, hints.get(f.name), getattr(obj, f.name), where, f.metadata.get(_BOUNDS))
 
 
 def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "settings") -> T:
@@ -91,6 +152,7 @@ def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "s
         raise ValueError(f"{where}: overrides must be a dict of setting -> value, got {type(overrides).__name__}")
     names = [f.name for f in dataclasses.fields(obj)]
     hints = typing.get_type_hints(type(obj))
+    bounds = _field_bounds(obj)
     unknown = sorted(set(overrides) - set(names))
     if unknown:
         raise ValueError(f"unknown setting(s) {', '.join(f'{where}.{k}' for k in unknown)}; "
@@ -105,7 +167,7 @@ def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "s
         elif isinstance(value, Mapping) and not isinstance(current, Mapping):
             raise ValueError(f"{where}.{key} is not a group of settings; got a dict {dict(value)!r}")
         else:
-            check_value(key, hints.get(key), value, where)
+            check_value(key, hints.get(key), value, where, bounds.get(key))
             if isinstance(current, tuple) and isinstance(value, list):
                 value = tuple(value)
         changes[key] = value
@@ -120,8 +182,25 @@ def configure(default: T, section: str, profile: str, overrides: Mapping[str, An
     """
     from .profiles import profile_overrides
 
-    obj = apply_overrides(default, profile_overrides(profile, section), f"{section}[{profile}]")
-    return apply_overrides(obj, overrides, section)
+    obj = _prefixed(apply_overrides, default, profile_overrides(profile, section), f"{section}[{profile}]")
+    return _prefixed(apply_overrides, obj, overrides, section)
+
+
+def _prefixed(fn, obj, overrides, where):
+    """``fn(obj, overrides, where)``, with a config's own check (``SPENConfig.d_model=0: ...``,
+    raised from its ``__post_init__``) re-worded to name the setting (``spen_train.spen.d_model=0: ...``)."""
+    try:
+        return fn(obj, overrides, where)
+    except ValueError as err:
+        raise ValueError(_reword(str(err), obj, where)) from None
+
+
+def _reword(message: str, obj, where: str) -> str:
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value) and message.startswith(type(value).__name__ + "."):
+            return f"{where}.{f.name}." + message[len(type(value).__name__) + 1:]
+    return message
 
 
 def as_dict(obj) -> dict[str, Any]:
@@ -129,15 +208,26 @@ def as_dict(obj) -> dict[str, Any]:
     return dataclasses.asdict(obj)
 
 
+def check_seed_list(seeds: Any, where: str = "seeds") -> list[int]:
+    """``seeds`` as a list of distinct integers (the one seeds validator of the house).
+
+    Raises:
+        ValueError: not a non-empty list of integers, or with repeats.
+    """
+    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, collections.abc.Iterable):
+        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"{where} must be distinct, got {seeds}")
+    return seeds
+
+
 def check_seeds(settings: T) -> T:
-    """``settings`` whose ``seeds`` is a non-empty tuple of distinct ints.
+    """``settings`` whose ``seeds`` is a non-empty tuple of distinct ints (:func:`check_seed_list`).
 
     Raises:
         ValueError: ``seeds`` empty, not a list of integers, or with repeats.
     """
-    seeds = settings.seeds
-    if isinstance(seeds, (int, str)) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise ValueError(f"seeds must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct, got {list(seeds)}")
-    return dataclasses.replace(settings, seeds=tuple(seeds))
+    return dataclasses.replace(settings, seeds=tuple(check_seed_list(settings.seeds)))

@@ -27,7 +27,7 @@ and ``traces[:, :t + 1]`` only; ``tests/test_ablation_predictors.py`` checks it)
 to the parameter budget of ``linear`` (``S * d_model**2 + d_model``, with ``S`` the number of
 rates) so that every SPEN of the ablation has the same parameter count within 5%
 (:func:`paper_lib.experiments.predictor_ablation.check_param_budget`). Attention heads:
-``config.extra["n_head"]`` (default ``max(1, d_model // 64)``). Our design throughout where not marked as the paper's: the paper
+``config.n_head`` (None: ``max(1, d_model // 64)``). Our design throughout where not marked as the paper's: the paper
 gives neither the attention predictors' form nor their sizes.
 """
 from .base import (

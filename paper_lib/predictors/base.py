@@ -120,8 +120,10 @@ SEES: dict[str, str] = {
 
 
 def n_heads(config) -> int:
-    """Attention heads of the attention predictors: ``config.extra["n_head"]`` or ``d_model // 64``."""
-    return int(config.extra.get("n_head", max(1, config.d_model // 64)))
+    """Attention heads of the attention predictors: ``config.n_head``, or ``max(1, d_model // 64)``
+    when it is None (our design: the paper is silent)."""
+    n = getattr(config, "n_head", None)
+    return int(n) if n is not None else max(1, config.d_model // 64)
 
 
 def linear_budget(config) -> int:
