@@ -52,6 +52,7 @@ from paper_lib.experiments.grammar_probe import (
     READOUTS,
     grammar_config,
     group_table,
+    paired_gain,
     paired_words,
     readout_name,
     run_seed,
@@ -158,8 +159,9 @@ fig.tight_layout()
 out.save_figure(fig, "accuracy_sources")
 plt.show()
 main = settings.spcn.rule
-learned = [paired(f"spcn_err_{main}", "spcn_level1_floor"), paired("spcn_backprop", "spcn_level1_floor")] + [
-    paired(f"spcn_err_{r}_level2", "spcn_err_none_level2") for r in rules if r != "none"]
+learned = [(f"spcn_err_{main}", "spcn_level1_floor"), ("spcn_backprop", "spcn_level1_floor")] + [
+    (f"spcn_err_{r}_level2", "spcn_err_none_level2") for r in rules if r != "none"]
+any_gain = any(paired_gain(per_seed[a], per_seed[b]) for a, b in learned)  # the rule: pipeline.rules.paired_difference
 display(Markdown(
     f"**Floor (no learning):** the probe on level 1's traces of the random word codes reads "
     f"{format_mean_ci(acc['spcn_level1_floor'])}. The paper-style SPCN ({main}) reads {format_mean_ci(acc['spcn_probe'])}: "
@@ -172,7 +174,7 @@ display(Markdown(
     f"{format_mean_ci(acc['spcn_backprop'])} ({paired('spcn_backprop', 'spcn_level1_floor')} against the floor).\n\n"
     + ("**So:** in our SPCN the role accuracy comes from the fixed word codes and their EMA traces; no label-free "
        "learning we tried, local or by gradient, adds role information beyond them (no gain outside the CI). "
-       if not any(w.endswith("a gain") for w in learned) else
+       if not any_gain else
        "**So:** some label-free learning adds accuracy beyond the fixed code and traces (see the gains above). ")
     + "What no variant reaches is mostly the roles a *later* word fixes (dependency table below)."
     if "none" in rules else "Add \"none\" to `rules` to compare with no learning."))

@@ -61,7 +61,7 @@ class _Tok:
 
 @pytest.fixture
 def cli(monkeypatch, tmp_path):
-    """``python -m paper_lib.train`` in-process on a synthetic token stream (no corpus)."""
+    """``python -m paper_lib.lm_recipe`` in-process on a synthetic token stream (no corpus)."""
     calls = []
 
     def fake_data(settings):
@@ -106,3 +106,15 @@ def test_cli_folder_with_another_finished_run_is_a_one_line_error(cli, capsys):
     assert run("--seed", "3") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds a finished run with other settings (seed)" in err
+
+
+def test_cli_overrides_reach_every_recipe_field_and_are_recorded(cli, capsys):
+    run, out, calls = cli
+    assert run("--overrides", '{"spen": {"alphas": [0.5, 0.05], "top_k_frac": 0.1}, "train": {"lr": 0.001}}') == 0
+    settings = json.loads((out / "metrics.json").read_text())["run"]["settings"]
+    assert (settings["spen"]["alphas"], settings["spen"]["top_k_frac"], settings["train"]["lr"]) == ([0.5, 0.05], 0.1, 0.001)
+    assert settings["train"]["steps"] == 4                             # the --steps shortcut lands in train
+    assert calls[0].vocab_size == 1024                                 # the data group goes to prepare_data
+    capsys.readouterr()
+    assert run("--overrides", '{"spen": {"alpha": 1}}') == 2
+    assert capsys.readouterr().err.startswith("error: unknown setting(s) lm.spen.alpha; allowed: ")

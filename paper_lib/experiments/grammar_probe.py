@@ -30,6 +30,7 @@ from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
+from ..pipeline.rules import paired_difference
 from ..pipeline.settings import check_seeds, configure, setting
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
@@ -181,14 +182,14 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
 
 def paired_words(a, b) -> str:
     """Per-seed ``a - b`` in words: ``"+0.012 ± 0.004 (n=5): a gain"``, ``"...: a loss"``,
-    ``"...: no difference within the 95% CI"``, or ``"undetermined"`` with fewer than 2 seeds."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    s = mean_ci95(d)
-    if s["n"] < 2 or not np.isfinite(s["ci95"]):
-        return f"{format_mean_ci(s, 3)}: undetermined"
-    verdict = ("a gain" if s["mean"] - s["ci95"] > 0 else "a loss" if s["mean"] + s["ci95"] < 0
-               else "no difference within the 95% CI")
-    return f"{s['mean']:+.3f} ± {s['ci95']:.3f} (n={s['n']}): {verdict}"
+    ``"...: no difference within the 95% CI"``, or ``"undetermined"`` with fewer than 2 seeds
+    (the rule: :func:`paper_lib.pipeline.rules.paired_difference`)."""
+    return paired_difference(np.asarray(a, float) - np.asarray(b, float))[1]
+
+
+def paired_gain(a, b) -> bool:
+    """Whether ``a`` beats ``b`` per seed by :func:`paper_lib.pipeline.rules.paired_difference` (a gain)."""
+    return paired_difference(np.asarray(a, float) - np.asarray(b, float))[0] == "gain"
 
 
 def summary_table(per_seed: pd.DataFrame, keys, paper: Mapping[str, float] | None = None) -> pd.DataFrame:

@@ -121,7 +121,7 @@ def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool
         ``{"model", "seed", "params", "val_loss", "val_ppl", "ood_loss", "repeat_loss",
         "first_loss", "train_tokens_per_s", "history"}``; losses in nats per token on the
         held-out text (``repeat``/``first``: targets that did / did not already occur earlier
-        in the same document within the window, :func:`paper_lib.train.evaluate`).
+        in the same document within the window, :func:`paper_lib.evaluate.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
     r = run_lm(kind, settings, data, seed, predictor=None if kind == "transformer" else name, progress=progress,

@@ -10,6 +10,15 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..pipeline.rules import (
+    RECALL_FAR_BELOW,
+    RECALL_SOLVED,
+    above_chance,
+    below_chance,
+    changes,
+    far_below,
+    recall_solved,
+)
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..predictors import CONTROL_PREDICTORS, PAPER_PREDICTORS
 
@@ -42,13 +51,13 @@ def pairs_paragraph(by_pairs: pd.DataFrame, s, informative: bool) -> str:
     parts = [f"`{m}` {a:.2f} -> {b:.2f}" for m, (a, b) in acc.items()]
     text = f"Accuracy from N = {lo} to N = {hi} (mean over seeds): " + "; ".join(parts) + ". "
     if not informative:
-        return text + ("**The Transformer does not solve the task at the hardest setting (< 0.95), so this panel "
+        return text + (f"**The Transformer does not solve the task at the hardest setting (< {RECALL_SOLVED:g}), so this panel "
                        "cannot test the claim:** a failure of SPEN here may be the recipe's, not the traces'.")
     spen = [m for m in PAPER_MODELS if m in acc]
-    falls = [m for m in spen if acc[m][1] < acc["transformer"][1] - 0.2]
+    falls = [m for m in spen if far_below(acc[m][1], acc["transformer"][1])]
     text += (f"The Transformer holds {acc['transformer'][1]:.2f} at N = {hi}. ")
     if spen and len(falls) == len(spen):
-        drop = [m for m in spen if acc[m][0] - acc[m][1] > 0.1]
+        drop = [m for m in spen if changes(acc[m][1], acc[m][0])]
         text += ("Every SPEN that reads only the current trace bank ends far below it, as the paper's claim predicts"
                  + (f"; {', '.join(f'`{m}`' for m in drop)} fall(s) with N (a finite capacity)" if drop else "")
                  + (f"; {', '.join(f'`{m}`' for m in spen if m not in drop)} stay(s) flat near chance from N = {lo} on: "
@@ -56,7 +65,7 @@ def pairs_paragraph(by_pairs: pd.DataFrame, s, informative: bool) -> str:
                     "and also consistent with slow learning" if len(drop) < len(spen) else "") + ". ")
     elif spen:
         keep = [m for m in spen if m not in falls]
-        text += (f"**Against the claim:** {', '.join(f'`{m}`' for m in keep)} stay(s) within 0.2 of the Transformer at "
+        text += (f"**Against the claim:** {', '.join(f'`{m}`' for m in keep)} stay(s) within {RECALL_FAR_BELOW:g} of the Transformer at "
                  f"N = {hi}: a 2-layer SPEN can bind a key to its value nonlinearly in block 1 (the fast trace holds "
                  "the key when the value arrives) before the slow traces sum the pairs. ")
     ctrl = [m for m in acc if m.endswith(CONTROL_SUFFIXES)]
@@ -74,7 +83,7 @@ def width_paragraph(by_width: pd.DataFrame, s) -> str:
     parts = []
     for m in s.width_models:
         a, b = _acc(by_width, m, d_model=ws[0])["mean"], _acc(by_width, m, d_model=ws[-1])["mean"]
-        verdict = "rises with width (a finite capacity)" if b - a > 0.1 else "does not rise with width"
+        verdict = "rises with width (a finite capacity)" if changes(a, b) else "does not rise with width"
         parts.append(f"`{m}` {a:.2f} at width {ws[0]} -> {b:.2f} at width {ws[-1]}: {verdict}")
     return (f"At N = {s.width_n_pairs}: " + "; ".join(parts) + ". For SPEN, a wider trace bank that recalls more "
             "means the traces are lossy with a capacity that grows with `S x d_model`, not blind to identity; a "
@@ -84,9 +93,10 @@ def width_paragraph(by_width: pd.DataFrame, s) -> str:
 def distance_paragraph(by_distance: pd.DataFrame, s) -> str:
     """Panel 3's reading: does SPEN's recall vanish beyond the slowest trace's horizon ``1 / min(alpha)``?
 
-    Says "not informative at this budget" when the Transformer (the positive control, if run) is
-    below 0.95 at distances inside the horizon, or when a model is within 0.05 of chance there
-    (it never learned the task, so where its recall vanishes cannot be read)."""
+    Says "not informative at this budget" when the Transformer (the positive control, if run) does
+    not solve the task inside the horizon (:func:`paper_lib.pipeline.rules.recall_solved`), or when
+    a model is not above chance there (:func:`~paper_lib.pipeline.rules.above_chance`: it never
+    learned the task, so where its recall vanishes cannot be read)."""
     horizon, chance = 1 / min(s.alphas), 1 / s.distance_n_pairs
     near, far, parts = {}, {}, []
     for m in s.distance_models:
@@ -99,11 +109,11 @@ def distance_paragraph(by_distance: pd.DataFrame, s) -> str:
         near[m], far[m] = mean(d[inside]), mean(d[~inside])
         parts.append(f"`{m}`: {near[m]:.2f} at distances up to about {horizon:g} tokens, "
                      + (f"{far[m]:.2f} beyond" if far[m] == far[m] else "no answer beyond (gap too short)")
-                     + (" (below chance)" if near[m] < chance - 0.05 else ""))
+                     + (" (below chance)" if below_chance(near[m], chance) else ""))
     text = "; ".join(parts) + f" (chance among the pairs present {chance:.2f}). "
     control = near.get("transformer")
-    unlearned = [m for m in near if m != "transformer" and not near[m] > chance + 0.05]
-    if control is not None and not control >= 0.95:
+    unlearned = [m for m in near if m != "transformer" and not above_chance(near[m], chance)]
+    if control is not None and not recall_solved(control):
         return text + (f"**Not informative at this budget:** the Transformer itself reaches only {control:.2f} inside "
                        f"the horizon, so the recipe (long blank gaps, {s.steps} steps) does not teach the task; "
                        "nothing here says where the traces forget.")

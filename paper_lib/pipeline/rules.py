@@ -69,13 +69,18 @@ def beats(a: str, b: str, margin: float = 0.0) -> Rule:
     return rule
 
 
+def relative_spread(values: Iterable[float]) -> float:
+    """``(max - min) / min`` of ``values`` (a fraction): how far apart losses are."""
+    v = list(values)
+    return (max(v) - min(v)) / min(v)
+
+
 def spread(names: Iterable[str], yes: float, partly: float) -> Rule:
     """yes if (max - min) / min of the values <= yes; partly if <= partly; else no."""
     names = tuple(names)
 
     def rule(m: Metrics) -> tuple[str, str]:
-        v = [_m(m, n) for n in names]
-        rel = (max(v) - min(v)) / min(v)
+        rel = relative_spread(_m(m, n) for n in names)
         return ("yes" if rel <= yes else "partly" if rel <= partly else "no"), f"spread {rel:.1%}"
     rule.__doc__ = f"yes if (max - min) / min of the losses <= {yes:.0%}; partly if <= {partly:.0%}; else no"
     return rule
@@ -118,6 +123,67 @@ def recall_gap(prefix_weak: str, prefix_strong: str) -> Rule:
 
 def _sizes(m: Metrics, prefix: str) -> list[int]:
     return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
+
+
+# --------------------------------------------------------------------------- paired and within-notebook rules
+
+def paired_difference(diffs: Iterable[float]) -> tuple[str, str]:
+    """Per-seed differences ``a - b`` -> ``("gain" | "loss" | "no difference" | "undetermined", text)``.
+
+    A gain (loss) when the 95% CI of the mean difference lies above (below) 0; undetermined with
+    fewer than 2 seeds. ``text``: ``"+0.012 ± 0.004 (n=5): a gain"`` and the like.
+    """
+    from .stats import format_mean_ci, mean_ci95
+
+    s = mean_ci95(list(diffs))
+    if s["n"] < 2 or not math.isfinite(s["ci95"]):
+        return "undetermined", f"{format_mean_ci(s, 3)}: undetermined"
+    word = "gain" if s["mean"] - s["ci95"] > 0 else "loss" if s["mean"] + s["ci95"] < 0 else "no difference"
+    words = {"gain": "a gain", "loss": "a loss", "no difference": "no difference within the 95% CI"}[word]
+    return word, f"{s['mean']:+.3f} ± {s['ci95']:.3f} (n={s['n']}): {words}"
+
+
+def clearly_better(edge: Mapping[str, float], own_range: float) -> bool:
+    """A per-seed edge (``{"mean", "ci95", "n"}``, > 0: better) is clear: >= 2 seeds, its 95% CI above 0
+    and the edge larger than the spread ``own_range`` of the group it is compared with (notebook 04's
+    controls against the paper's readers)."""
+    return edge["n"] >= 2 and edge["mean"] - edge["ci95"] > 0 and edge["mean"] > own_range
+
+
+RECALL_SOLVED = 0.95
+"""Query accuracy at which a model solves a recall task (the positive control's bar; notebook 05)."""
+RECALL_FAR_BELOW = 0.2
+"""A model ends far below another when its accuracy is lower by more than this (fraction)."""
+RECALL_CHANGE = 0.1
+"""Accuracy that falls with N, or rises with width, changes by more than this (fraction)."""
+CHANCE_MARGIN = 0.05
+"""Accuracy within this of chance counts as chance (not learned; notebook 05)."""
+
+
+def recall_solved(acc: float) -> bool:
+    """Whether ``acc`` reaches :data:`RECALL_SOLVED`."""
+    return acc >= RECALL_SOLVED
+
+
+def far_below(acc: float, reference: float) -> bool:
+    """``acc`` ends more than :data:`RECALL_FAR_BELOW` below ``reference``."""
+    return acc < reference - RECALL_FAR_BELOW
+
+
+def changes(before: float, after: float) -> bool:
+    """``after`` differs from ``before`` by more than :data:`RECALL_CHANGE` in the direction
+    ``after > before`` (call as ``changes(hi, lo)`` for a fall)."""
+    return after - before > RECALL_CHANGE
+
+
+def above_chance(acc: float, chance: float) -> bool:
+    """``acc`` lies more than :data:`CHANCE_MARGIN` above ``chance``."""
+    return acc > chance + CHANCE_MARGIN
+
+
+def below_chance(acc: float, chance: float) -> bool:
+    """``acc`` lies more than :data:`CHANCE_MARGIN` below ``chance``."""
+    return acc < chance - CHANCE_MARGIN
 
 
 # --------------------------------------------------------------------------- gates (power)
