@@ -9,29 +9,29 @@ The paper's SPEN uses ``alpha = (0.5, 0.1, 0.02)`` (fast, medium, slow), exporte
 
 Three implementations of one operator, which agree to float tolerance (``tests/test_ema.py``):
 
-- :func:`ema_reference`: the plain recurrence, one time step at a time. Obviously correct,
-  slow under autograd (a T-step graph).
-- :func:`ema_traces`: the fast path. Within a chunk of ``chunk_size`` steps the recurrence
-  is a small lower-triangular Toeplitz matmul (kernel ``alpha (1 - alpha)^k``, as in Mega's
-  ``MultiHeadEMA``); chunk boundaries are joined by a scan over ``T / chunk_size`` carries,
-  and one matmul per direction writes every output. Its backward is the adjoint of the same
-  operator, run backwards in time (a custom :class:`torch.autograd.Function`), so neither
-  direction builds a T-step autograd graph.
-- :class:`EMATraces`: the module, with a streaming form that carries the state across
-  chunks of a long sequence and equals the one-shot result.
+- :func:`ema_reference`: the plain recurrence, one time step at a time. Obviously correct, slow under
+  autograd (a T-step graph).
+- :func:`ema_traces`: the fast path. Within a chunk of ``chunk_size`` steps the recurrence is a small
+  lower-triangular Toeplitz matmul (kernel ``alpha (1 - alpha)^k``, as in Mega's ``MultiHeadEMA``); chunk
+  boundaries are joined by a scan over ``T / chunk_size`` carries, and one matmul per direction writes every
+  output. Its backward is the adjoint of the same operator, run backwards in time (a custom
+  :class:`torch.autograd.Function`), so neither direction builds a T-step autograd graph.
+- :class:`EMATraces`: the module, with a streaming form that carries the state across chunks of a long
+  sequence and equals the one-shot result.
 
 Beside them, the input-dependent EMA of the ``selective`` control reader:
 :func:`selective_scan_reference` (the recurrence) and :func:`selective_scan` (chunked, parallel).
 
-Inf and NaN (our design): every fast path equals its reference on every input the reference
-accepts. An inf/NaN at step ``t`` reaches outputs at ``t`` and after only (after ``t`` if causal),
-and gradients at ``t`` and before only; a chunk's zero upper triangle times NaN would leak it
-backwards, so the chunks see the finite part and the rest is carried as the recurrence does
-(:func:`_carried_nonfinite`). All-finite inputs cost one ``(B, S, D)`` sum per direction.
+Inf and NaN (our design): every fast path equals its reference on every input the reference accepts. An
+inf/NaN at step ``t`` reaches outputs at ``t`` and after only (after ``t`` if causal), and gradients at ``t``
+and before only; a chunk's zero upper triangle times NaN would leak it backwards, so the chunks see the
+finite part and the rest is carried as the recurrence does (:func:`_carried_nonfinite`). All-finite inputs
+cost one ``(B, S, D)`` sum per direction. Empty inputs (``B``, ``T`` or ``D`` = 0, our design): every path
+returns the empty result of the right shape, on the autograd graph of its inputs.
 
-Shapes: input ``x`` is ``(B, T, D)``; the traces are ``(B, T, S, D)`` with ``S`` the number
-of alphas; states are ``(B, S, D)``. ``causal=True`` shifts the traces by one step so that
-the trace at ``t`` holds only ``x_{<t}`` (what a next-token predictor may read).
+Shapes: input ``x`` is ``(B, T, D)``; the traces are ``(B, T, S, D)`` with ``S`` the number of alphas;
+states are ``(B, S, D)``. ``causal=True`` shifts the traces by one step so that the trace at ``t`` holds
+only ``x_{<t}`` (what a next-token predictor may read).
 """
 from __future__ import annotations
 
@@ -72,13 +72,12 @@ def _check_x(x: Tensor) -> None:
         raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
 
 
-def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
-                  state: Tensor | None = None, causal: bool = False) -> Tensor:
+def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS, state: Tensor | None = None,
+                  causal: bool = False) -> Tensor:
     """The plain recurrence, one step at a time: the reference every fast path is tested against.
 
     Args:
-        x: ``(B, T, D)`` inputs.
-        alphas: ``S`` rates, each in (0, 1].
+        x: ``(B, T, D)`` inputs. alphas: ``S`` rates, each in (0, 1].
         state: ``(B, S, D)`` trace before ``x[:, 0]`` (zeros when ``None``).
         causal: if True, the output at ``t`` is the trace *before* ``x_t`` is added.
 
@@ -91,6 +90,8 @@ def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
     _check_x(x)
     a = check_alphas(alphas).to(device=x.device, dtype=x.dtype).view(1, -1, 1)  # (1, S, 1)
     B, T, D = x.shape
+    if T == 0:
+        return _empty_traces(x, a.shape[1], state)
     h = x.new_zeros(B, a.shape[1], D) if state is None else state               # (B, S, D)
     out = []
     for t in range(T):
@@ -100,6 +101,14 @@ def ema_reference(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
         if not causal:
             out.append(h)
     return torch.stack(out, dim=1)                                               # (B, T, S, D)
+
+
+def _empty_traces(x: Tensor, S: int, state: Tensor | None) -> Tensor:
+    """Empty ``(B, T, S, D)`` traces of an empty ``x``, on the graph of ``x`` and ``state`` (zero grads)."""
+    y = x[:, :, None, :].expand(-1, -1, S, -1)                                   # (B, T, S, D)
+    if state is not None:
+        y = y + state.to(x.dtype)[:, None, :, :]
+    return y.contiguous()
 
 
 def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
@@ -137,10 +146,10 @@ def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causa
                   finite_only: bool = False) -> Tensor | None:
     """Chunked EMA, no autograd: ``x`` (B, T, D) -> traces (B, T, S, D).
 
-    Two passes: the chunk-end states from local inputs (a small matmul), a scan over the
-    ``T / C`` carries, then one matmul writes every trace from ``[x_k; c_k]``. With
-    ``finite_only``, None when an input holds inf/NaN (the last carry then does: checked
-    before the big matmul, whose zero upper triangle would spread it backwards in time).
+    Two passes: the chunk-end states from local inputs (a small matmul), a scan over the ``T / C`` carries, then
+    one matmul writes every trace from ``[x_k; c_k]``. With ``finite_only``, None when an input holds inf/NaN
+    (the last carry then does: checked before the big matmul, whose zero upper triangle would spread it
+    backwards in time).
     """
     B, T, D = x.shape
     S = alphas.numel()
@@ -257,9 +266,8 @@ class _EMAFunction(torch.autograd.Function):
         return grad_x, (grad_state if ctx.needs_input_grad[1] else None), None, None, None
 
 
-def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
-               state: Tensor | None = None, causal: bool = False,
-               chunk_size: int = DEFAULT_CHUNK) -> Tensor:
+def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS, state: Tensor | None = None,
+               causal: bool = False, chunk_size: int = DEFAULT_CHUNK) -> Tensor:
     """Fast EMA trace bank, equal to :func:`ema_reference` to float tolerance.
 
     Args:
@@ -270,11 +278,11 @@ def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
         chunk_size: steps per Toeplitz block; changes speed, not results.
 
     Returns:
-        ``(B, T, S, D)`` traces (contiguous unless ``T`` is not a multiple of ``chunk_size``).
+        ``(B, T, S, D)`` traces (contiguous unless ``T`` is not a multiple of ``chunk_size``); empty, and
+        on the autograd graph, when ``B``, ``T`` or ``D`` is 0 (our design).
 
     Raises:
-        ValueError: alpha outside (0, 1], ``x`` not 3-D or not floating point, ``chunk_size`` < 1,
-        bad ``state``.
+        ValueError: alpha outside (0, 1], ``x`` not 3-D or not floating point, ``chunk_size`` < 1, bad ``state``.
     """
     _check_x(x)
     a = check_alphas(alphas)
@@ -283,26 +291,25 @@ def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS,
     B, T, D = x.shape
     if state is not None and tuple(state.shape) != (B, a.numel(), D):
         raise ValueError(f"state must have shape (B, S, D) = {(B, a.numel(), D)}, got {tuple(state.shape)}")
-    if T == 0:
-        return x.new_zeros(B, 0, a.numel(), D)
+    if x.numel() == 0:                                               # B, T or D is 0
+        return _empty_traces(x, a.numel(), state)
     return _EMAFunction.apply(x, state, a, chunk_size, causal)
 
 
 class EMATraces(nn.Module):
     """A bank of fixed-rate EMA traces as a module, with a streaming (stateful) form.
 
-    ``forward(x)`` maps ``(B, T, D)`` to ``(B, T, S, D)``. With ``streaming=True`` the
-    module remembers the ``(B, S, D)`` state after each call, so feeding a long sequence
-    chunk by chunk gives exactly the one-shot traces; :meth:`reset` forgets it.
-    The alphas are plain floats, not parameters: the paper's traces have fixed coefficients.
+    ``forward(x)`` maps ``(B, T, D)`` to ``(B, T, S, D)``. With ``streaming=True`` the module remembers
+    the ``(B, S, D)`` state after each call, so feeding a long sequence chunk by chunk gives exactly the
+    one-shot traces; :meth:`reset` forgets it. The alphas are plain floats, not parameters: the paper's
+    traces have fixed coefficients.
 
     Raises:
-        ValueError: alpha outside (0, 1] (at construction), or a state whose batch size
-        does not match the input.
+        ValueError: alpha outside (0, 1] (at construction), or a state whose batch size does not match the input.
     """
 
-    def __init__(self, alphas: Sequence[float] = PAPER_ALPHAS, causal: bool = False,
-                 streaming: bool = False, chunk_size: int = DEFAULT_CHUNK):
+    def __init__(self, alphas: Sequence[float] = PAPER_ALPHAS, causal: bool = False, streaming: bool = False,
+                 chunk_size: int = DEFAULT_CHUNK):
         super().__init__()
         self.alphas: tuple[float, ...] = tuple(check_alphas(alphas).tolist())
         self.causal, self.streaming, self.chunk_size = causal, streaming, chunk_size
@@ -314,14 +321,12 @@ class EMATraces(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         state = self.state if self.streaming else None
-        y = ema_traces(x, self.alphas, state=state, causal=self.causal,
-                       chunk_size=self.chunk_size)                  # (B, T, S, D)
+        y = ema_traces(x, self.alphas, state=state, causal=self.causal, chunk_size=self.chunk_size)  # (B,T,S,D)
         if self.streaming and x.shape[1] > 0:
             a = torch.tensor(self.alphas, dtype=x.dtype, device=x.device).view(1, -1, 1)
             last = y[:, -1]                                          # (B, S, D)
             # causal output at T-1 excludes x_{T-1}: add it to get the state after the chunk
-            self.state = ((1 - a) * last + a * x[:, -1, None, :]) if self.causal else last
-            self.state = self.state.detach()
+            self.state = (((1 - a) * last + a * x[:, -1, None, :]) if self.causal else last).detach()
         return y
 
     def extra_repr(self) -> str:
@@ -333,9 +338,8 @@ class EMATraces(nn.Module):
 SELECTIVE_CHUNK = 32
 """Time steps per chunk of :func:`selective_scan` (the within-chunk products stay in float range)."""
 SELECTIVE_MAX_RATE = 1.0 - math.exp(-4.0)
-"""Largest rate of the selective EMA (~0.982): caps the log-decay at -4 nats per step, so
-``exp`` of a chunk's log-decay (at most ``4 * SELECTIVE_CHUNK / 2`` after centring) fits
-float32. Our design."""
+"""Largest rate of the selective EMA (~0.982): caps the log-decay at -4 nats per step, so ``exp`` of a
+chunk's log-decay (at most ``4 * SELECTIVE_CHUNK / 2`` after centring) fits float32. Our design."""
 
 
 def selective_scan_reference(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE) -> Tensor:
@@ -347,9 +351,11 @@ def selective_scan_reference(logit: Tensor, v: Tensor, max_rate: float = SELECTI
         logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
 
     Returns:
-        ``(B, T, N)``: ``g_t``, the state *after* step ``t`` (it holds ``v_{<=t}``).
+        ``(B, T, N)``: ``g_t``, the state *after* step ``t`` (it holds ``v_{<=t}``); empty if ``T`` = 0.
     """
     a = max_rate * torch.sigmoid(logit)
+    if v.shape[1] == 0:
+        return a * v                                                 # (B, 0, N)
     g = torch.zeros_like(v[:, 0])
     out = []
     for t in range(v.shape[1]):
@@ -358,18 +364,16 @@ def selective_scan_reference(logit: Tensor, v: Tensor, max_rate: float = SELECTI
     return torch.stack(out, dim=1)
 
 
-def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE,
-                   chunk: int = SELECTIVE_CHUNK) -> Tensor:
+def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE, chunk: int = SELECTIVE_CHUNK) -> Tensor:
     """The selective EMA of :func:`selective_scan_reference`, chunked and parallel (no T-step loop).
 
-    Within a chunk, with ``L_i = sum_{tau <= i} log(1 - a_tau)`` (a cumulative sum),
-    ``g_i = sum_{j <= i} exp(L_i - L_j) a_j v_j + exp(L_i) c`` is computed as
-    ``exp(L_i - R) * cumsum_j(exp(R - L_j) a_j v_j)`` with ``R`` the chunk's mid log-decay, which
-    stays within float range because ``a <= max_rate`` bounds each step's log-decay (Mamba-2's
-    chunked scan, in log space). The carries ``c`` into the ``T / chunk`` chunks come from a
-    small masked decay matrix over chunks, so autograd sees only cumsums, exps and one einsum.
-    Computed in float32 at least (under bf16 autocast too). Inf/NaN at step t reach steps >= t
-    only, as in the reference (the chunks see the finite part; a cumsum carries the rest).
+    Within a chunk, with ``L_i = sum_{tau <= i} log(1 - a_tau)`` (a cumulative sum), ``g_i = sum_{j <= i}
+    exp(L_i - L_j) a_j v_j + exp(L_i) c`` is computed as ``exp(L_i - R) * cumsum_j(exp(R - L_j) a_j v_j)`` with
+    ``R`` the chunk's mid log-decay, which stays within float range because ``a <= max_rate`` bounds each step's
+    log-decay (Mamba-2's chunked scan, in log space). The carries ``c`` into the ``T / chunk`` chunks come from
+    a small masked decay matrix over chunks, so autograd sees only cumsums, exps and one einsum. Computed in
+    float32 at least (under bf16 autocast too). Inf/NaN at step t reach steps >= t only, as in the reference
+    (the chunks see the finite part; a cumsum carries the rest).
 
     Args:
         logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.

@@ -221,3 +221,25 @@ def make_rule(name: str, n_units: int, lr: float | None = None, **kwargs):
     if name == "none":
         return None
     raise ValueError(f"unknown learning rule {name!r}; allowed: {', '.join(LEARNING_RULES)}")
+
+
+def kwta_columns(x: Tensor, n_columns: int, top_k: int) -> Tensor:
+    """k-winners-take-all within each column: ``(..., n_columns * U)`` -> binary, same shape, with exactly
+    ``top_k`` ones per column of ``U`` units; among equal values the lowest index wins (e.g. an all-zero
+    column picks its units ``0 .. top_k - 1``). Without ties the winners are those of ``torch.topk``.
+
+    A stable descending sort, so ties do not depend on ``topk``'s internal order (our design: the paper
+    says only "k-winners-take-all").
+
+    Raises:
+        ValueError: ``n_columns`` < 1 or not dividing the last dimension, or ``top_k`` outside 1..U.
+    """
+    width = x.shape[-1] if x.ndim else 0
+    if n_columns < 1 or width % n_columns:
+        raise ValueError(f"n_columns must be >= 1 and divide the last dimension {width}, got {n_columns}")
+    U = width // n_columns
+    if not 1 <= top_k <= U:
+        raise ValueError(f"top_k must lie in 1..{U} (units per column), got {top_k}")
+    xc = x.reshape(*x.shape[:-1], n_columns, U)                                  # (..., C, U)
+    idx = torch.sort(xc, dim=-1, descending=True, stable=True).indices[..., :top_k]
+    return torch.zeros_like(xc).scatter_(-1, idx, 1.0).reshape(x.shape)

@@ -15,7 +15,7 @@ import pytest
 from paper_lib.data.corpus import load_corpus, load_eval_docs
 
 JSONL = "one JSON object per line, each with a string 'text' field"
-TXT = "UTF-8 text, one document per non-empty line"
+TXT = "UTF-8 text, documents separated by blank lines"
 PARQUET = "a string column 'text' without nulls"
 CASES = {
     "content.jsonl": ('{"text": "a first document"}\n{"content": "no text field"}\n',

@@ -16,8 +16,8 @@ evaluation-only text):
 - ``"wikitext103"``: WikiText-103 (``Salesforce/wikitext``, ``wikitext-103-raw-v1``) for the
   Wikipedia evaluation (the paper reports Wikipedia perplexity 729).
 - a local ``.txt`` / ``.jsonl`` / ``.json`` / ``.parquet`` file (``"path/to/file.jsonl"``;
-  documents are lines, or the ``text`` field), read by :mod:`paper_lib.data.local_files`,
-  which names the file and the row of anything malformed.
+  a ``.txt``'s documents are separated by blank lines, the others' are the ``text`` field), read
+  by :mod:`paper_lib.data.local_files`, which names the file and the row of anything malformed.
 
 Hub sources and the gensim samples are read as streams of documents through HF
 ``datasets`` (``load_dataset(..., streaming=True)``); the gensim Wikipedia sample is first

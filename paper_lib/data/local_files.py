@@ -1,5 +1,10 @@
 """Local corpus files: ``.txt``, ``.jsonl``, ``.json`` and ``.parquet``, read and checked row by row.
 
+A ``.txt`` holds documents separated by one or more blank (or whitespace-only) lines; the lines
+of a document are joined with ``\n``, so one document per line with blank lines between is the
+same rule. A UTF-8 byte-order mark at the start of a text file (``.txt``, ``.jsonl``, ``.json``)
+is dropped.
+
 Every malformed file is one ``ValueError`` line naming the file, the row and what is allowed
 (:data:`LOCAL_FORMATS`): a row that is not an object, without a ``text`` field or with a
 non-string one, invalid JSON or UTF-8, a Parquet file without a string ``text`` column or with
@@ -13,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 LOCAL_FORMATS = {
-    ".txt": "UTF-8 text, one document per non-empty line",
+    ".txt": "UTF-8 text, documents separated by blank lines",
     ".jsonl": "one JSON object per line, each with a string 'text' field",
     ".json": "JSON lines or a JSON list of objects, each with a string 'text' field",
     ".parquet": "a string column 'text' without nulls",
@@ -29,13 +34,28 @@ def malformed_file(path, problem: str, row: int | None = None) -> ValueError:
 
 
 def _lines(path) -> Iterator[tuple[int, str]]:
-    """(line number from 1, line) of a UTF-8 text file, read one line at a time."""
+    """(line number from 1, line) of a UTF-8 text file, read one line at a time; a byte-order
+    mark at the start is dropped."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             try:
-                yield n, raw.decode("utf-8")
+                line = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise malformed_file(path, "not UTF-8 text", n) from None
+            yield n, (line[1:] if n == 1 and line.startswith("\ufeff") else line)
+
+
+def _txt_docs(path) -> Iterator[str]:
+    """Documents of a ``.txt``: runs of non-blank lines, each run's lines joined with ``\n``."""
+    doc: list[str] = []
+    for _, line in _lines(path):
+        if line.strip():
+            doc.append(line.rstrip("\r\n"))
+        elif doc:
+            yield "\n".join(doc)
+            doc = []
+    if doc:
+        yield "\n".join(doc)
 
 
 def _json_rows(path) -> Iterator[tuple[int, object]]:
@@ -69,7 +89,7 @@ def local_docs(path: str | Path) -> Iterator[str]:
     if suffix == ".parquet":
         yield from _parquet_docs(path)
     elif suffix == ".txt":
-        yield from (line.rstrip("\r\n") for _, line in _lines(path) if line.strip())
+        yield from _txt_docs(path)
     else:
         for n, row in _json_rows(path):
             if not isinstance(row, dict):

@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from ..ema import PAPER_ALPHAS, check_alphas, ema_traces
-from ..hebbian import LEARNING_RULES, make_rule
+from ..hebbian import LEARNING_RULES, kwta_columns, make_rule
 from ..pipeline.settings import setting
 
 
@@ -92,16 +92,6 @@ def word_code(word: str, seed: int, d_code: int) -> np.ndarray:
     """
     v = np.random.default_rng(_hash_seed("word", seed, word)).standard_normal(d_code)
     return (v / np.linalg.norm(v)).astype(np.float32)
-
-
-def kwta_columns(x: Tensor, n_columns: int, top_k: int) -> Tensor:
-    """k-winners-take-all within each column: ``(..., n_columns * U)`` -> binary, same shape,
-    with exactly ``top_k`` ones per column (ties broken by index)."""
-    shape = x.shape
-    xc = x.reshape(*shape[:-1], n_columns, -1)                       # (..., C, U)
-    idx = xc.topk(top_k, dim=-1).indices
-    out = torch.zeros_like(xc).scatter_(-1, idx, 1.0)
-    return out.reshape(shape)
 
 
 class SPCN:
