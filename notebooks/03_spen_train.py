@@ -48,7 +48,8 @@ from paper_lib.experiments import spen_train as st
 from paper_lib.lm_recipe import build_lm
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
+from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
+from paper_lib.pipeline.rules import copies_in_context, gap_grows
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -143,7 +144,9 @@ rows = [{"model": LABEL[k], "parameters": f"{params[k]:,}", "lr": f"{LR[k]:g}",
          "held-out ppl": format_mean_ci(metrics[f"{k}_val_ppl"], 1),
          "below unigram (nats)": format_mean_ci(metrics[f"{k}_past_unigram_nats"]),
          "OOD ppl": format_mean_ci(metrics[f"{k}_ood_ppl"], 1),
-         "paper (C4 ppl)": f"{st.PAPER_PPL[k]:.0f}"} for k in st.MODELS]
+         "paper (C4 ppl)": f"{st.PAPER_PPL[k]:.0f}",
+         "paper (Wikipedia ppl)": f"{st.PAPER_WIKI_PPL:.0f}" if k == "spen" and profile == "paper" else ""}
+        for k in st.MODELS]
 for name in ("unigram", "bigram"):
     rows.append({"model": f"{name} reference (counted)", "held-out loss (nats)": f"{refs['val'][name]:.3f}",
                  "held-out ppl": f"{math.exp(refs['val'][name]):.1f}", "OOD ppl": f"{math.exp(refs['ood'][name]):.1f}"})
@@ -165,7 +168,7 @@ display(Markdown(
 
 # %%
 scaling = st.scaling_frame(runs)
-out.save_data(scaling[["model", "tokens", "val_loss", "seed"]], "token_scaling")
+out.save_data(scaling[["model", "tokens", "val_loss", "induction_score", "in_context_score", "seed"]], "token_scaling")
 fig, ax = plt.subplots(figsize=(7, 4))
 for k, marker in zip(st.MODELS, ("o", "s"), strict=True):
     sns.lineplot(data=scaling[scaling.model == k], x="tokens", y="val_loss", marker=marker, errorbar=("ci", 95),
@@ -184,6 +187,45 @@ display(Markdown(
     f"from the first {train_tokens:,} tokens at about {(params['spen'] - embed) / 1e6:.1f}M parameters besides the "
     "embedding, and whether the gap is closing. What it cannot show: the paper's regime (130M parameters, billions of tokens), where attention's "
     "advantage is expected to grow with data; a lead here is a statement about small budgets only."))
+
+# %% [markdown]
+# ## Has the Transformer learned to use its context?
+# The paper's gap comes from retrieving content from the context, which attention can do and
+# fixed traces cannot. A Transformer shows it has learned that when it copies: on 64-odd
+# uniform random tokens repeated twice, its loss on the second copy falls far below the first
+# (the **induction score**, first minus second copy, nats; Olsson et al. 2022). Random tokens
+# carry no n-gram statistics, so only a lookup in the context can lower the second copy's loss.
+# The **in-context score** is the same question on held-out text: loss at the first quarter of
+# each window minus the last quarter. The report's rows for the 8x gap and for the ablation are
+# decided only when the Transformer's induction score is at least 1 nat and its loss is below
+# the counted bigram line (`paper_lib/pipeline/rules.py`, `copies_in_context`).
+
+# %%
+ind = scaling.groupby(["model", "tokens"])[["induction_score", "in_context_score"]].mean().reset_index()
+ind["model"] = ind.model.map(LABEL)
+display(ind.round(3))
+fig, ax = plt.subplots(figsize=(7, 4))
+for k, marker in zip(st.MODELS, ("o", "s"), strict=True):
+    sns.lineplot(data=scaling[scaling.model == k], x="tokens", y="induction_score", marker=marker, errorbar=("ci", 95),
+                 label=LABEL[k], ax=ax)
+mark_paper(ax, 1.0, "gate: 1 nat", color="0.3")
+ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="induction score (nats; first - second copy)",
+       title="In-context copying of repeated random tokens")
+legend_outside(ax)
+stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
+out.save_figure(fig, "induction_score")
+plt.show()
+gate = copies_in_context("transformer_induction_score", "transformer_val_loss")(summarise(metrics))
+display(Markdown(
+    "Induction score after training: " + "; ".join(f"{LABEL[k]} **{format_mean_ci(metrics[f'{k}_induction_score'])}** nats"
+                                                  for k in st.MODELS)
+    + "; in-context score on held-out text: " + "; ".join(f"{LABEL[k]} {format_mean_ci(metrics[f'{k}_in_context_score'])}"
+                                                        for k in st.MODELS) + " nats. "
+    + ("**Regime:** the Transformer copies from its context and is past the bigram line, so the comparison with "
+       "SPEN measures what the paper's gap is about." if gate is None else
+       f"**Regime: n-gram statistics, not retrieval.** {gate[0].upper() + gate[1:]}; at this budget the comparison "
+       "says which model learns local statistics faster, not whether fixed traces lose what attention retrieves. "
+       "The verdicts that need retrieval are \"not informative at this budget\"; the claim rests on the paper profile.")))
 
 # %% [markdown]
 # ## Learning curves (training loss)
@@ -230,6 +272,39 @@ legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI)
 out.save_figure(fig, "loss_by_repeat")
 plt.show()
+
+# %% [markdown]
+# ## Where the gap lives: position in the window
+# If attention gains by retrieving from context, its advantage should grow with the context a
+# target has behind it (later positions of each evaluation window).
+
+# %%
+by_pos = st.position_frame(runs, train.seq_len)
+out.save_data(by_pos, "loss_by_position")
+pos_gap = by_pos.pivot_table(index=["seed", "position_lo", "position_hi"], columns="model", values="loss").reset_index()
+pos_gap["SPEN - Transformer (nats)"] = pos_gap["spen"] - pos_gap["transformer"]
+pos_table = pos_gap.groupby(["position_lo", "position_hi"]).agg(
+    **{f"{k} (nats)": (k, "mean") for k in st.MODELS}, gap=("SPEN - Transformer (nats)", "mean")).reset_index()
+out.save_table(pos_table.rename(columns={"gap": "SPEN - Transformer (nats)"}), "gap_by_position")
+display(pos_table.round(3))
+fig, ax = plt.subplots(figsize=(7, 4))
+by_pos["position"] = (by_pos.position_lo + by_pos.position_hi) / 2
+for k, marker in zip(st.MODELS, ("o", "s"), strict=True):
+    sns.lineplot(data=by_pos[by_pos.model == k], x="position", y="loss", marker=marker, errorbar=("ci", 95),
+                 label=LABEL[k], ax=ax)
+ax.set(xlabel="tokens of context before the target (bin midpoint)", ylabel="held-out loss (nats / token)",
+       title="Held-out loss by position in the window")
+legend_outside(ax)
+stamp(fig, profile, len(SEEDS), CI)
+out.save_figure(fig, "loss_by_position")
+plt.show()
+first_bin, last_bin = pos_table.gap.iloc[0], pos_table.gap.iloc[-1]
+display(Markdown(f"SPEN minus Transformer: {first_bin:+.3f} nats at the first positions, {last_bin:+.3f} at the last "
+                 "(mean over seeds). "
+                 + ("The gap grows with context, as retrieval from context would make it."
+                    if gap_grows(first_bin, last_bin) else
+                    "The gap does not grow with context here: nothing in these numbers shows attention retrieving "
+                    "what the traces lost.")))
 
 # %% [markdown]
 # ## Throughput against sequence length

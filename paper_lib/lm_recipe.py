@@ -35,6 +35,7 @@ import torch.distributed as dist
 from .data.corpus import CorpusNeedsNetworkError
 from .data.lm_data import prepare_data
 from .evaluate import evaluate
+from .in_context import in_context_score, induction_score
 from .models.factory import build
 from .models.lm import CausalLM, count_params
 from .models.spen import SPENConfig
@@ -93,6 +94,7 @@ class LMSettings:
     train: TrainConfig = field(default_factory=_cpu_train)
     lr_transformer: float | None = setting(None, low=0, low_open=True)  # peak lr of the Transformer (None: train.lr)
     eval_tokens: int = 32768             # tokens per evaluation text
+    induction_len: int | None = setting(None, low=2)  # random tokens repeated in the induction test (None: train.seq_len // 2)
     seeds: tuple[int, ...] = (0, 1)      # one run per seed and model
 
 
@@ -122,7 +124,16 @@ def configure_lm(default: LMSettings, section: str, profile: str, overrides: Map
                              f"({', '.join(MATCHED)} and data.vocab_size): set both")
     if s.train.seq_len > s.spen.block_size:
         raise ValueError(f"{section}.train.seq_len={s.train.seq_len} exceeds the models' block_size={s.spen.block_size}")
+    if 2 * induction_length(s) - 1 > s.spen.block_size:
+        raise ValueError(f"{section}.induction_len={induction_length(s)}: twice it must fit the models' "
+                         f"block_size={s.spen.block_size}")
     return s
+
+
+def induction_length(s: LMSettings) -> int:
+    """Tokens of the induction test's random span: ``s.induction_len``, or half of ``train.seq_len``
+    (the repeated span then fits one training window)."""
+    return s.induction_len or max(2, s.train.seq_len // 2)
 
 
 def lr_for(kind: str, s: LMSettings) -> float:
@@ -167,7 +178,7 @@ def build_lm(kind: str, s: LMSettings, vocab_size: int | None = None, seed: int 
 def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | None = None, lr: float | None = None,
            steps: int | None = None, eval_at=(), eval_split: str = "val", final_splits=("val", "ood"),
            out_dir: str | Path | None = None, resume: bool = True, device=None, progress: bool = True,
-           desc: str | None = None) -> dict:
+           desc: str | None = None, induction_len: int | None = None) -> dict:
     """Train one model of the recipe on ``data["train"]`` and evaluate it (the one run function).
 
     Args:
@@ -177,22 +188,30 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
             (a token-scaling curve).
         final_splits: texts evaluated after training (on rank 0 only under torchrun).
         out_dir, resume: checkpoints and log (:func:`paper_lib.train.train`).
+        induction_len: with a length, the in-context scores (:mod:`paper_lib.in_context`) are
+            measured at every ``eval_at`` step and after training: the induction score on
+            ``induction_len`` random tokens repeated, and the early-minus-late score of ``eval_split``.
 
     Returns:
         ``{"model", "seed", "lr", "params", "history" (DataFrame), "train_tokens_per_s", "final_loss",
-        "scaling": [{"step", "tokens", "val_loss"}], <split>: evaluate(...) for each final split}``;
-        losses in nats per token.
+        "scaling": [{"step", "tokens", "val_loss"(, "induction_score", "in_context_score")}],
+        <split>: evaluate(...) for each final split(, "induction": induction_score(...), "in_context": float)}``;
+        losses and scores in nats per token.
     """
     cfg = train_config(kind, s, seed, lr, steps)
     model = build_lm(kind, s, data["tokenizer"].get_vocab_size(), seed, predictor)
     if device is not None:
         model = model.to(device)
     points, marks, last = [], set(eval_at), {}
+    vocab = data["tokenizer"].get_vocab_size()
 
     def on_step(done: int) -> None:
         if done in marks:
             last[done] = evaluate(model, data[eval_split], cfg.seq_len, max_tokens=s.eval_tokens)
             points.append({"step": done, "tokens": done * cfg.batch_size * cfg.seq_len, "val_loss": last[done]["loss"]})
+            if induction_len:
+                points[-1].update(induction_score=induction_score(model, vocab, induction_len)["induction_score"],
+                                  in_context_score=in_context_score(last[done]["token_loss"], cfg.seq_len))
 
     name = predictor or kind
     res = train(model, data["train"], cfg, out_dir=out_dir, resume=resume, progress=progress,
@@ -203,6 +222,10 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
         for split in final_splits:
             reuse = split == eval_split and cfg.steps in last          # measured at the last step already
             out[split] = last[cfg.steps] if reuse else evaluate(model, data[split], cfg.seq_len, max_tokens=s.eval_tokens)
+        if induction_len:
+            out["induction"] = induction_score(model, vocab, induction_len)
+            if eval_split in out:
+                out["in_context"] = in_context_score(out[eval_split]["token_loss"], cfg.seq_len)
     return out
 
 

@@ -72,13 +72,17 @@ def test_perplexity_gap_not_informative_near_unigram():
     v = verdict_for("ppl_gap", near, "cpu")
     assert v.holds == "not informative at this budget"
     assert "not 1 nat below the unigram loss 7.30: spen 6.56, transformer 6.94" in v.reason
-    learned = {**near, "spen_val_loss": _s(4.55), "transformer_val_loss": _s(5.14), "ppl_ratio": _s(0.55)}
+    learned = {**near, "spen_val_loss": _s(4.55), "transformer_val_loss": _s(5.14), "ppl_ratio": _s(0.55),
+               "bigram_val_loss": _s(5.5), "transformer_induction_score": _s(2.0)}
     assert verdict_for("ppl_gap", learned, "cpu").holds == "no"                          # informative, ratio < 1.5
+    no_copy = verdict_for("ppl_gap", {**learned, "transformer_induction_score": _s(0.01)}, "cpu")
+    assert no_copy.holds == "not informative at this budget" and "in-context copying" in no_copy.reason
 
 
 def test_ablation_needs_an_unbounded_reader_to_win():
     tie = {"loss_linear": _s(6.65), "loss_linear_attention": _s(6.59), "loss_softmax_attention": _s(6.59),
-           "loss_token_attention": _s(6.60), "loss_history_attention": _s(6.62), "loss_transformer": _s(6.9)}
+           "loss_token_attention": _s(6.60), "loss_history_attention": _s(6.62), "loss_transformer": _s(6.9),
+           "induction_transformer": _s(2.0), "bigram_val_loss": _s(7.0)}
     v = verdict_for("ablation", tie, "cpu")
     assert v.holds == "not informative at this budget" and "no unbounded reader beats" in v.reason
     power = {**tie, "loss_token_attention": _s(5.9)}
@@ -117,7 +121,7 @@ def test_write_report_and_readme_markers(tmp_path):
     (tmp_path / "README.md").write_text("intro\n<!-- report:start -->\nold\n<!-- report:end -->\nrest\n")
     _metrics(tmp_path / "figures", "03_spen_train", ppl_ratio=(8.1, 0.5), spen_val_ppl=(300.0, 10.0),
              transformer_val_ppl=(37.0, 2.0), unigram_val_loss=(7.3, 0.01), spen_val_loss=(5.7, 0.02),
-             transformer_val_loss=(3.6, 0.05))
+             transformer_val_loss=(3.6, 0.05), transformer_induction_score=(2.0, 0.1), bigram_val_loss=(4.8, 0.0))
     path = write_report("cpu", root=tmp_path)
     assert path == tmp_path / "figures" / "REPORT.md"
     readme = (tmp_path / "README.md").read_text()

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..lm_recipe import LMSettings, build_lm, configure_lm, run_lm
+from ..lm_recipe import LMSettings, build_lm, configure_lm, induction_length, run_lm
 from ..models.lm import count_params
 from ..models.spen import SPEN
 from ..ngram import reference_losses
@@ -119,20 +119,22 @@ def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool
 
     Returns:
         ``{"model", "seed", "params", "val_loss", "val_ppl", "ood_loss", "repeat_loss",
-        "first_loss", "train_tokens_per_s", "history"}``; losses in nats per token on the
+        "first_loss", "train_tokens_per_s", "induction_score", "in_context_score", "history"}``
+        (scores: :mod:`paper_lib.in_context`, nats); losses in nats per token on the
         held-out text (``repeat``/``first``: targets that did / did not already occur earlier
         in the same document within the window, :func:`paper_lib.evaluate.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
     r = run_lm(kind, settings, data, seed, predictor=None if kind == "transformer" else name, progress=progress,
-               desc=f"{name} seed {seed}")
+               desc=f"{name} seed {seed}", induction_len=induction_length(settings))
     rep = r["val"]["repeat"]
     tl = r["val"]["token_loss"]
     return {"model": name, "seed": seed, "params": r["params"], "val_loss": r["val"]["loss"],
             "val_ppl": r["val"]["ppl"], "ood_loss": r["ood"]["loss"],
             "repeat_loss": float(tl[rep].mean()) if rep.any() else float("nan"),
             "first_loss": float(tl[~rep].mean()) if (~rep).any() else float("nan"),
-            "train_tokens_per_s": r["train_tokens_per_s"], "history": r["history"]}
+            "train_tokens_per_s": r["train_tokens_per_s"], "induction_score": r["induction"]["induction_score"],
+            "in_context_score": r["in_context"], "history": r["history"]}
 
 
 def run_ablation(settings: Settings, data: dict, seeds, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -194,7 +196,8 @@ def per_seed_values(per_seed: pd.DataFrame, name: str, col: str = "val_loss") ->
 def ablation_metrics(per_seed: pd.DataFrame, refs: dict | None = None) -> dict[str, list[float]]:
     """Per-seed metrics for ``metrics.json``.
 
-    ``loss_<model>`` and ``ppl_<model>`` (held-out, nats and perplexity) for every model;
+    ``loss_<model>`` and ``ppl_<model>`` (held-out, nats and perplexity) and ``induction_<model>``
+    (the induction score, nats; the report's gate reads the Transformer's) for every model;
     ``bounded_spread``: (max - min) / mean of the paper's three losses (a fraction; the paper:
     0). With a Transformer: ``gap_transformer_nats`` = loss_linear - loss_transformer (nats;
     > 0 when the Transformer is better) and, only when that gap is positive for every seed,
@@ -206,6 +209,8 @@ def ablation_metrics(per_seed: pd.DataFrame, refs: dict | None = None) -> dict[s
     names = list(per_seed.model.unique())
     m = {f"loss_{n}": per_seed_values(per_seed, n).tolist() for n in names}
     m.update({f"ppl_{n}": per_seed_values(per_seed, n, "val_ppl").tolist() for n in names})
+    if "induction_score" in per_seed:
+        m.update({f"induction_{n}": per_seed_values(per_seed, n, "induction_score").tolist() for n in names})
     bounded = [n for n in PAPER_PREDICTORS if n in names]
     if len(bounded) >= 2:
         b = np.stack([per_seed_values(per_seed, n) for n in bounded])   # (predictors, seeds)

@@ -26,12 +26,15 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate import measure_throughput
-from ..lm_recipe import MODELS, LMSettings, build_lm, configure_lm, lr_for, run_lm
+from ..in_context import loss_by_position
+from ..lm_recipe import MODELS, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 
 PAPER_PPL = {"spen": 260.0, "transformer": 33.0}
 """The paper's C4 perplexities: SPEN 260 (ln 260 = 5.56 nats), GPT-2 small 33 (ln 33 = 3.50 nats)."""
+PAPER_WIKI_PPL = 729.0
+"""The paper's Wikipedia perplexity of SPEN (ln 729 = 6.59 nats); the ``paper`` profile's out-of-domain text is WikiText-103."""
 
 
 RECORDED_SWEEP = pd.DataFrame({
@@ -65,6 +68,7 @@ class Settings(LMSettings):
     throughput_batch_tokens: int = 8192  # tokens per timed step
     throughput_steps: int = 2            # timed steps per measurement
     throughput_repeats: int = 5          # interleaved rounds (median reported; 2 gave 1.94x-2.24x at 4096 run to run)
+    seeds: tuple[int, ...] = (0, 1, 2)   # three seeds: the t multiplier of a 95% CI is 4.3 (12.7 with two)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -119,7 +123,7 @@ def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = Non
     """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it: the recipe's
     :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict)."""
     return run_lm(kind, settings, data, seed, lr=lr, steps=steps, eval_at=eval_at, eval_split=eval_split,
-                  final_splits=final_splits, progress=progress)
+                  final_splits=final_splits, progress=progress, induction_len=induction_length(settings))
 
 
 def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True) -> pd.DataFrame:
@@ -152,9 +156,19 @@ def choose_lr(sweep: pd.DataFrame) -> dict[str, dict]:
 
 
 def scaling_frame(runs: list[dict]) -> pd.DataFrame:
-    """The token-scaling curve of every run: ``model, tokens, val_loss, seed, step`` (nats on held-out text)."""
-    return pd.DataFrame([{"model": r["model"], "tokens": p["tokens"], "val_loss": p["val_loss"], "seed": r["seed"],
+    """The token-scaling curve of every run: ``model, tokens, val_loss, induction_score, in_context_score,
+    seed, step`` (nats on held-out text; the scores of :mod:`paper_lib.in_context`, nats)."""
+    return pd.DataFrame([{"model": r["model"], "tokens": p["tokens"], "val_loss": p["val_loss"],
+                          "induction_score": p.get("induction_score", float("nan")),
+                          "in_context_score": p.get("in_context_score", float("nan")), "seed": r["seed"],
                           "step": p["step"]} for r in runs for p in r["scaling"]])
+
+
+def position_frame(runs: list[dict], seq_len: int, n_bins: int = 8) -> pd.DataFrame:
+    """Held-out loss by in-window position per run (:func:`paper_lib.in_context.loss_by_position`):
+    ``model, seed, position_lo, position_hi, loss`` (nats)."""
+    return pd.concat([loss_by_position(r["val"]["token_loss"], seq_len, n_bins).assign(model=r["model"], seed=r["seed"])
+                      for r in runs], ignore_index=True)
 
 
 def crossing(scaling: pd.DataFrame, a: str = "spen", b: str = "transformer") -> str:
@@ -216,14 +230,17 @@ def throughput_table(settings: Settings, vocab_size: int, kinds=MODELS) -> pd.Da
 
 def per_seed_frame(runs: list[dict]) -> pd.DataFrame:
     """One row per main run: ``model, seed, lr, params, val_loss, val_ppl, ood_loss, ood_ppl,
-    repeat_loss, first_loss, train_tokens_per_s`` (losses in nats on the reported texts)."""
+    repeat_loss, first_loss, train_tokens_per_s, induction_score, in_context_score`` (losses and
+    scores in nats on the reported texts)."""
     rows = []
     for r in runs:
         rep, tl = r["val"]["repeat"], r["val"]["token_loss"]
         rows.append({"model": r["model"], "seed": r["seed"], "lr": r["lr"], "params": r["params"],
                      "val_loss": r["val"]["loss"], "val_ppl": r["val"]["ppl"], "ood_loss": r["ood"]["loss"],
                      "ood_ppl": r["ood"]["ppl"], "repeat_loss": float(tl[rep].mean()),
-                     "first_loss": float(tl[~rep].mean()), "train_tokens_per_s": r["train_tokens_per_s"]})
+                     "first_loss": float(tl[~rep].mean()), "train_tokens_per_s": r["train_tokens_per_s"],
+                     "induction_score": r["induction"]["induction_score"] if "induction" in r else float("nan"),
+                     "in_context_score": r.get("in_context", float("nan"))})
     return pd.DataFrame(rows)
 
 
@@ -232,6 +249,8 @@ def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_t
 
     ``<model>_past_unigram_nats`` = unigram_val_loss - <model>_val_loss (> 0: better than unigram).
     ``<model>_tokens_per_s``: at the longest throughput length (only with ``thr``).
+    ``<model>_induction_score`` and ``<model>_in_context_score``: nats (:mod:`paper_lib.in_context`);
+    the report's gate reads the Transformer's (:func:`paper_lib.pipeline.rules.copies_in_context`).
     """
     def col(kind, c):
         return per_seed[per_seed.model == kind].sort_values("seed")[c].to_numpy(dtype=float)
@@ -243,7 +262,9 @@ def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_t
         m.update({f"{k}_val_loss": col(k, "val_loss").tolist(), f"{k}_val_ppl": col(k, "val_ppl").tolist(),
                   f"{k}_ood_ppl": col(k, "ood_ppl").tolist(), f"{k}_repeat_loss": col(k, "repeat_loss").tolist(),
                   f"{k}_first_loss": col(k, "first_loss").tolist(), f"{k}_lr": [float(col(k, "lr")[0])],
-                  f"{k}_past_unigram_nats": (refs["val"]["unigram"] - col(k, "val_loss")).tolist()})
+                  f"{k}_past_unigram_nats": (refs["val"]["unigram"] - col(k, "val_loss")).tolist(),
+                  f"{k}_induction_score": col(k, "induction_score").tolist(),
+                  f"{k}_in_context_score": col(k, "in_context_score").tolist()})
     m["ppl_ratio"] = (col("spen", "val_ppl") / col("transformer", "val_ppl")).tolist()
     m["ood_ppl_ratio"] = (col("spen", "ood_ppl") / col("transformer", "ood_ppl")).tolist()
     if thr is None:

@@ -150,6 +150,16 @@ def clearly_better(edge: Mapping[str, float], own_range: float) -> bool:
     return edge["n"] >= 2 and edge["mean"] - edge["ci95"] > 0 and edge["mean"] > own_range
 
 
+GAP_GROWTH = 0.05
+"""A loss gap grows with context when it is larger at the last positions than at the first by
+more than this (nats; notebook 03's "where the gap lives")."""
+
+
+def gap_grows(first: float, last: float) -> bool:
+    """Whether a gap (nats) at the last positions exceeds the one at the first by :data:`GAP_GROWTH`."""
+    return last - first > GAP_GROWTH
+
+
 RECALL_SOLVED = 0.95
 """Query accuracy at which a model solves a recall task (the positive control's bar; notebook 05)."""
 RECALL_FAR_BELOW = 0.2
@@ -229,6 +239,38 @@ def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
             return None
         return (f"the ceiling {ceiling} {_m(m, ceiling):.3f} ± {_ci(m, ceiling):.3f} does not beat the floor "
                 f"{floor} {_m(m, floor):.3f} ± {_ci(m, floor):.3f} with CIs apart: no room to show learning")
+    return gate
+
+
+def copies_in_context(induction: str, loss: str, bigram: str = "bigram_val_loss", min_nats: float = 1.0) -> Gate:
+    """Informative only if the Transformer has learned to use its context: an induction score
+    (``induction``: loss on the first minus the second copy of repeated random tokens, Olsson et
+    al. 2022) of at least ``min_nats`` nats, and a held-out loss (``loss``) below the counted
+    bigram line (``bigram``). A Transformer that does neither measures only how fast n-gram
+    statistics are learned, not the retrieval from context the paper's gap comes from (our design)."""
+    def gate(m: Metrics) -> str | None:
+        if induction not in m:
+            return f"no induction score measured ({induction})"
+        score = _m(m, induction)
+        if score < min_nats:
+            return (f"the Transformer has not learned in-context copying: induction score {score:.2f} nats "
+                    f"< {min_nats:g}")
+        if loss not in m or bigram not in m:
+            return f"missing {loss if loss not in m else bigram}"
+        if _m(m, loss) >= _m(m, bigram):
+            return f"the Transformer ({_m(m, loss):.2f} nats) is not below the counted bigram line ({_m(m, bigram):.2f})"
+        return None
+    return gate
+
+
+def first_gate(*gates: Gate) -> Gate:
+    """The first of ``gates`` that finds no power (its reason), or None when every gate passes."""
+    def gate(m: Metrics) -> str | None:
+        for g in gates:
+            why = g(m)
+            if why is not None:
+                return why
+        return None
     return gate
 
 
