@@ -4,7 +4,8 @@ Where a run writes (:func:`output_dir`):
 
 - ``figures/<notebook>/`` only when ``make`` publishes (the runner's ``--publish``, or
   ``PAPER_LIB_PUBLISH=1`` for a script), at the ``cpu`` or ``paper`` profile, from committed
-  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree);
+  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree; so is a
+  commit git cannot give, e.g. no ``.git``, no git, git's "dubious ownership");
 - ``build/<profile>/figures/<notebook>/`` for every other run: Jupyter, a plain runner call,
   papermill by hand, and every ``smoke`` run (smoke never publishes).
 
@@ -55,20 +56,37 @@ def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit that identifies the sources: the last one that changed ``paper_lib/``,
-    ``notebooks/`` or ``benchmarks/`` (12 hex digits), with ``-dirty`` when these have
-    uncommitted changes; ``"unknown"`` outside a git checkout.
+def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
+    """The commit that identifies the sources and, when git cannot say, why: ``(commit, None)`` or
+    ``("unknown", reason)``.
 
-    Committing figures or prose does not change it, so a rerun on a later commit with the same
-    sources stamps its outputs exactly as before.
+    The commit is the last one that changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/`` (12
+    hex digits), with ``-dirty`` when these have uncommitted changes. The reason is one line:
+    git's own first line of complaint (``git: detected dubious ownership in repository at ...``,
+    ``git: not a git repository ...``) or ``git is not on PATH``. Raises nothing.
+    Our design: the paper is silent.
     """
     try:
         last = _git(root, "log", "-1", "--format=%H", "--", *SOURCE_PATHS) or _git(root, "rev-parse", "HEAD")
         dirty = _git(root, "status", "--porcelain", "--", *SOURCE_PATHS)
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return last[:12] + ("-dirty" if dirty else "")
+    except FileNotFoundError:
+        return "unknown", "git is not on PATH"
+    except (OSError, subprocess.CalledProcessError) as err:
+        said = [ln.strip() for ln in (getattr(err, "stderr", None) or "").splitlines() if ln.strip()]
+        first = said[0].removeprefix("fatal: ").removeprefix("error: ") if said else str(err)
+        return "unknown", f"git: {first}"
+    return last[:12] + ("-dirty" if dirty else ""), None
+
+
+def git_commit(root: Path = REPO_ROOT) -> str:
+    """The commit that identifies the sources (:func:`source_commit`); ``"unknown"`` when git cannot
+    say (outside a git checkout, no git, a checkout git does not trust): such a run may write under
+    ``build/`` but never publish (:func:`check_clean`).
+
+    Committing figures or prose does not change it, so a rerun on a later commit with the same
+    sources stamps its outputs exactly as before.
+    """
+    return source_commit(root)[0]
 
 
 def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
@@ -81,12 +99,23 @@ def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
     return int(stamp) if stamp.isdigit() else None
 
 
-def check_clean(commit: str, where: str = "figures/") -> str:
-    """Return ``commit`` if results may be published from it.
+def check_clean(commit: str, where: str = "figures/", reason: str | None = None) -> str:
+    """Return ``commit`` if results may be published from it: a known commit of committed sources.
+
+    ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message.
+    Every way of publishing goes through here: the runner's ``--publish`` and a script's
+    :class:`Outputs` with ``PAPER_LIB_PUBLISH=1`` (the benchmarks). Our design: the paper is silent.
 
     Raises:
-        ValueError: ``commit`` ends with ``-dirty`` (one line saying what to do instead).
+        ValueError: ``commit`` ends with ``-dirty``, or is ``"unknown"`` (one line saying why and
+            how to run without publishing).
     """
+    instead = ("run without publishing (without --publish or PAPER_LIB_PUBLISH=1; outputs then go to "
+               "build/<profile>/figures/)")
+    if commit == "unknown" or not commit:
+        why = f" ({reason})" if reason else ""
+        raise ValueError(f"refusing to publish to {where}: the commit of the sources cannot be determined{why}; "
+                         f"run from a git clone, or {instead}")
     if commit.endswith("-dirty"):
         raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}: "
                          f"{', '.join(p + '/' for p in SOURCE_PATHS)} have changes); commit them first, or run "
@@ -150,7 +179,8 @@ class Outputs:
     to a staging folder beside it.
 
     Raises:
-        ValueError: unknown profile; publishing from a ``-dirty`` commit; under the runner, a
+        ValueError: unknown profile; publishing from a ``-dirty`` or an unknown commit
+            (:func:`check_clean`); under the runner, a
             notebook or profile other than the runner's.
     """
 
@@ -169,13 +199,15 @@ class Outputs:
                                  f"at {profile}; the runner's --profile is the one source of the profile")
             self.root, self.dir, self._stage = Path(run["root"]), Path(run["dir"]), Path(run["stage"])
             self.commit, self.published, self._managed = run["git_commit"], bool(run["published"]), True
+            if self.published:
+                check_clean(self.commit)  # the runner checked already; a stamp "unknown" never reaches figures/
             self._stage.mkdir(parents=True, exist_ok=True)
         else:
             self.root = Path(root) if root is not None else REPO_ROOT
-            self.commit = git_commit(self.root)
+            self.commit, reason = source_commit(self.root)
             self.published = bool(publishing() if publish is None else publish) and profile != "smoke"
             if self.published:
-                check_clean(self.commit)
+                check_clean(self.commit, reason=reason)
             self.dir, self._managed = output_dir(notebook, profile, self.root, self.published), False
             self._stage = fresh_dir(self.dir)
 

@@ -41,7 +41,7 @@ from typing import Any, Iterator
 from .atomic import atomic_path, fresh_dir, replace_dir
 from .params import check_values
 from .profiles import check_profile
-from .provenance import RUN_ENV, check_clean, git_commit, output_dir, record, source_date_epoch
+from .provenance import RUN_ENV, check_clean, output_dir, record, source_commit, source_date_epoch
 from .threads import WAIT_POLICY_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -291,9 +291,9 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     parameters = dict(parameters or {})
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
-    commit = git_commit(p.root)
+    commit, reason = source_commit(p.root)
     if p.publishes:
-        check_clean(commit, f"figures/{p.name}/")
+        check_clean(commit, f"figures/{p.name}/", reason)
     ipynb = p.root / "build" / "notebooks" / f"{p.name}.ipynb"
     nb = convert(source, ipynb)
     check_notebook_parameters(ipynb, p.name, parameters)
