@@ -138,11 +138,12 @@ def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_pat
             out.write_metrics({"acc": [0.5, 0.7]})
         return {p.name: p.read_bytes() for p in out.dir.iterdir()}
 
-    first = run(tmp_path / "a")
+    _git_repo(tmp_path)  # publishing needs the commit of the sources
+    first = run(tmp_path)
     import time
 
     time.sleep(1.1)  # a date with one-second resolution would differ
-    second = run(tmp_path / "b")
+    second = run(tmp_path)
     assert set(first) == {"curve.png", "curve.pdf", "table1.csv", "table1.md", "metrics.json", "provenance.json"}
     assert first == second
 
