@@ -25,7 +25,7 @@ info, a Markdown comment) and, for every file, into the folder's ``provenance.js
 ``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+     "threads": n, "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
 plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at the smoke profile.
 Our design: the paper is silent.
@@ -44,6 +44,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .plots import SMOKE_NOTE
 from .profiles import check_profile
 from .stats import mean_ci95
+from .threads import threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
@@ -212,9 +213,11 @@ class Outputs:
             self._stage = fresh_dir(self.dir)
 
     def provenance(self) -> dict[str, Any]:
-        """The stamp written beside every output: what identifies the result, and no date."""
+        """The stamp written beside every output: what identifies the result (with ``threads``,
+        this process's torch thread count: results are identical only at equal thread counts;
+        :func:`~paper_lib.pipeline.parallel.parallel_map`'s jobs always run at one), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
-                 "seeds": self.seeds, "git_commit": self.commit}
+                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
         if self.profile == "smoke":
             stamp["note"] = SMOKE_NOTE
         return stamp
@@ -271,7 +274,7 @@ class Outputs:
         for key, value in metrics.items():
             summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
-               "parameters": self.parameters, "seeds": self.seeds, "metrics": summary}
+               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), "metrics": summary}
         if self.profile == "smoke":
             doc["note"] = SMOKE_NOTE
         write_json(self._stage / "metrics.json", doc)

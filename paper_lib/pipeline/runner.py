@@ -260,8 +260,10 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         done = tidy(done)
         if publish:
             html = render_html(done, stage / f"{p.name}.html", p.name)
-            record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile,
-                                   "parameters": parameters, "git_commit": commit})
+            metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
+            threads = json.loads(metrics.read_text()).get("threads") if metrics.is_file() else None
+            record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile, "parameters": parameters,
+                                   "git_commit": commit, **({"threads": threads} if threads else {})})
         replace_dir(stage, p.outputs)
         import nbformat
 
