@@ -32,12 +32,12 @@ class _Chunks(io.StringIO):
 def _cell(kind: str) -> nbformat.NotebookNode:
     f = _Chunks()
     if kind in ("leave", "nested"):
-        for _ in tqdm(range(2), file=f, mininterval=0, desc="outer", ascii=True):
+        for _ in tqdm(range(2), file=f, mininterval=0, desc="outer", ascii=True, position=0):
             if kind == "nested":
-                for _ in tqdm(range(2), file=f, mininterval=0, desc="inner", leave=False, ascii=True):
+                for _ in tqdm(range(2), file=f, mininterval=0, desc="inner", leave=False, ascii=True, position=1):
                     pass
     else:
-        for _ in tqdm(range(3), file=f, mininterval=0, desc="inner", leave=False, ascii=True):
+        for _ in tqdm(range(3), file=f, mininterval=0, desc="inner", leave=False, ascii=True, position=0):
             pass
         f.chunks.append("done\n")
     outs = [nbformat.v4.new_output("stream", name="stderr", text=c) for c in f.chunks]
