@@ -43,11 +43,19 @@ venv: $(VENV)/.installed  ## create .venv and install paper_lib with its depende
 check-profile:  ## check PROFILE (every target does, before it installs anything)
 	@:
 
-# One target per notebook; it reruns only when its source or a paper_lib module it imports
-# (directly or through other modules: paper_lib.pipeline.deps reads them with ast) changed.
+# One target per notebook; it reruns only when the content of its source or of a paper_lib module
+# it imports (directly or through other modules: paper_lib.pipeline.deps reads them with ast)
+# changed. Staleness is by content: each file has a stamp build/hash/<file>.sha256 that is rewritten
+# only when its sha256 changes, so a source saved while make ran it reruns next time (the executed
+# notebook is newer than the edit, not than the stamp), and one rewritten with the same bytes
+# (Jupyter saving a notebook that was only opened) reruns nothing.
+HASH := build/hash
+$(HASH)/%.sha256: %
+	@$(PYTHON) -m paper_lib.pipeline.deps --stamp $< $@
+
 build/deps/%.mk: notebooks/%.py $(LIB)
 	@mkdir -p $(@D)
-	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps $<)" > $@
+	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps --stamps $<)" > $@
 ifeq ($(filter clean help,$(MAKECMDGOALS)),)
 -include $(NOTEBOOKS:%=build/deps/%.mk)
 endif
@@ -55,8 +63,8 @@ endif
 # --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
 # HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
 # benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
-build/executed/$(PROFILE)/%.ipynb: notebooks/%.py | venv
-	$(PY) benchmarks/timed.py $< --profile $(PROFILE) --publish
+build/executed/$(PROFILE)/%.ipynb: $(HASH)/notebooks/%.py.sha256 | venv
+	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 

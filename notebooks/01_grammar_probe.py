@@ -31,7 +31,7 @@
 # %% tags=["parameters"]
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}, "grammar": "hard"}
-n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001

@@ -33,7 +33,7 @@
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, nested as it is, e.g.
                  # {"predictors": ["linear"], "spen": {"alphas": [0.5, 0.05], "n_head": 1}, "train": {"steps": 300}}
-n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: 1 at smoke, else up to 4 cores; paper_lib.pipeline.threads)
+n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001

@@ -72,8 +72,10 @@ def _figure():
 
 
 def test_outputs_stamp_every_file(tmp_path):
+    _git_repo(tmp_path)  # publishing needs the commit of the sources (issue 25: never "unknown" in figures/)
     out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path, publish=True)
-    assert out.dir == tmp_path / "figures" / "99_demo" and out.commit == "unknown"  # tmp_path is no git checkout
+    commit = out.commit
+    assert out.dir == tmp_path / "figures" / "99_demo" and len(commit) == 12 and not commit.endswith("-dirty")
     png = out.save_figure(_figure(), "curve")
     out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
     out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
@@ -81,7 +83,7 @@ def test_outputs_stamp_every_file(tmp_path):
     assert set(manifest) == {"curve.png", "curve.pdf", "table1.csv", "table1.md"}
     stamp = manifest["curve.png"]
     assert stamp["profile"] == "cpu" and stamp["seeds"] == [0, 1] and stamp["parameters"] == {"lr": 0.1}
-    assert stamp["source"] == "notebooks/99_demo.py" and stamp["git_commit"] == "unknown"
+    assert stamp["source"] == "notebooks/99_demo.py" and stamp["git_commit"] == commit
     assert "date" not in stamp and "note" not in stamp  # what identifies the result, not when it ran
     assert b"99_demo" in png.read_bytes()  # PNG text chunk carries the stamp
     assert b"CreationDate" not in (out.dir / "curve.pdf").read_bytes()
@@ -93,6 +95,7 @@ def test_outputs_stamp_every_file(tmp_path):
 
 def test_a_run_that_does_not_publish_writes_under_build(tmp_path, monkeypatch):
     monkeypatch.delenv("PAPER_LIB_PUBLISH", raising=False)
+    _git_repo(tmp_path)  # a clean clone: publishing may say which commit
     out = Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path)  # Jupyter, a script, papermill by hand
     assert out.dir == tmp_path / "build" / "cpu" / "figures" / "99_demo" and not out.published
     monkeypatch.setenv("PAPER_LIB_PUBLISH", "1")
@@ -135,11 +138,12 @@ def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_pat
             out.write_metrics({"acc": [0.5, 0.7]})
         return {p.name: p.read_bytes() for p in out.dir.iterdir()}
 
-    first = run(tmp_path / "a")
+    _git_repo(tmp_path)  # publishing needs the commit of the sources
+    first = run(tmp_path)
     import time
 
     time.sleep(1.1)  # a date with one-second resolution would differ
-    second = run(tmp_path / "b")
+    second = run(tmp_path)
     assert set(first) == {"curve.png", "curve.pdf", "table1.csv", "table1.md", "metrics.json", "provenance.json"}
     assert first == second
 

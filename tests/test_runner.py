@@ -91,11 +91,16 @@ def test_bad_parameters_are_one_line_naming_the_allowed(demo, capsys):
     assert not (demo.parent.parent / "build" / "smoke" / "executed").exists()
 
 
-def test_publishing_from_uncommitted_sources_is_refused(demo, capsys):
-    repo = demo.parent.parent
+def _commit_all(repo: Path) -> None:
+    """Make ``repo`` a git clone with everything committed (publishing needs the commit of the sources)."""
     for args in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"], ["add", "-A"],
                  ["commit", "-qm", "demo"]):
         subprocess.run(["git", *args], cwd=repo, check=True)
+
+
+def test_publishing_from_uncommitted_sources_is_refused(demo, capsys):
+    repo = demo.parent.parent
+    _commit_all(repo)
     demo.write_text(DEMO.replace("seeds=[0, 1]", "seeds=[0, 2]"))
     err = _one_line_error(capsys, [str(demo), "--profile", "cpu", "--publish"])
     assert err.startswith("error: refusing to publish to figures/00_demo/ from uncommitted sources (commit ")
@@ -214,6 +219,8 @@ def test_git_strips_notebook_outputs_with_nbstripout():
 @pytest.mark.notebook
 def test_outputs_are_safe_and_published_only_by_make(demo, capsys):
     root = demo.parent.parent
+    (root / ".gitignore").write_text("build/\nfigures/\n")
+    _commit_all(root)
     executed = run_notebook(demo, "cpu", root=root)  # a one-off run: under build/, never figures/
     scratch = root / "build" / "cpu" / "figures" / "00_demo"
     assert executed == root / "build" / "cpu" / "executed" / "00_demo.ipynb" and executed.is_file()

@@ -4,7 +4,8 @@ Small models on a 2-core laptop are dominated by per-operation overhead, so two 
 at once, one thread each, finish sooner than the same two trained one after the other on two
 threads. Measured on this 2-core machine (issue 10): notebook 01's seed at 1000 training
 sentences took 74 s as one of two workers, against about 115 s alone on two threads. Every job
-seeds itself, so the results do not depend on the number of workers. A worker dies with the
+seeds itself and runs at one thread whether in a worker or (``workers=1``) in the caller's
+process, so the results do not depend on the number of workers. A worker dies with the
 process that started it (Linux), so stopping a notebook run leaves no training processes behind.
 Our design: the paper is silent.
 """
@@ -15,7 +16,7 @@ import signal
 import sys
 from typing import Any, Callable, Sequence
 
-from .threads import set_threads
+from .threads import JOB_THREADS, set_threads, threads_for_jobs
 
 
 def _die_with_parent() -> bool:
@@ -32,7 +33,7 @@ def _die_with_parent() -> bool:
 
 def _init_worker() -> None:
     _die_with_parent()
-    set_threads(1)
+    set_threads(JOB_THREADS)
 
 
 def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1, desc: str | None = None,
@@ -42,8 +43,10 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
     Args:
         fn: a module-level function (it is pickled by name into spawned workers).
         jobs: one argument tuple per call (each must pickle).
-        workers: processes (>= 1); 1 runs the jobs here, in order, with this process's threads.
-            Each worker process runs with one thread (:func:`paper_lib.pipeline.threads.set_threads`).
+        workers: processes (>= 1); 1 runs the jobs here, in order. Every job runs with
+            :data:`~paper_lib.pipeline.threads.JOB_THREADS` (one) torch, BLAS and OpenMP threads,
+            in a worker process or here (the caller's counts are restored after), so the numbers
+            do not depend on ``workers`` (floating-point sums depend on the thread count).
         desc: label of the tqdm bar. progress: show the bar (one tick per finished job).
         bar: an open tqdm bar to advance instead (a notebook's bar over several calls; not closed here).
 
@@ -65,9 +68,10 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
     try:
         if workers == 1 or len(jobs) <= 1:
             out = []
-            for job in jobs:
-                out.append(fn(*job))
-                bar.update(1)
+            with threads_for_jobs(JOB_THREADS):
+                for job in jobs:
+                    out.append(fn(*job))
+                    bar.update(1)
             return out
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed

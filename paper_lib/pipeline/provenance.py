@@ -4,7 +4,8 @@ Where a run writes (:func:`output_dir`):
 
 - ``figures/<notebook>/`` only when ``make`` publishes (the runner's ``--publish``, or
   ``PAPER_LIB_PUBLISH=1`` for a script), at the ``cpu`` or ``paper`` profile, from committed
-  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree);
+  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree; so is a
+  commit git cannot give, e.g. no ``.git``, no git, git's "dubious ownership");
 - ``build/<profile>/figures/<notebook>/`` for every other run: Jupyter, a plain runner call,
   papermill by hand, and every ``smoke`` run (smoke never publishes).
 
@@ -24,7 +25,7 @@ info, a Markdown comment) and, for every file, into the folder's ``provenance.js
 ``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+     "threads": n, "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
 plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at the smoke profile.
 Our design: the paper is silent.
@@ -43,6 +44,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .plots import SMOKE_NOTE
 from .profiles import check_profile
 from .stats import mean_ci95
+from .threads import threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
@@ -55,20 +57,37 @@ def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit that identifies the sources: the last one that changed ``paper_lib/``,
-    ``notebooks/`` or ``benchmarks/`` (12 hex digits), with ``-dirty`` when these have
-    uncommitted changes; ``"unknown"`` outside a git checkout.
+def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
+    """The commit that identifies the sources and, when git cannot say, why: ``(commit, None)`` or
+    ``("unknown", reason)``.
 
-    Committing figures or prose does not change it, so a rerun on a later commit with the same
-    sources stamps its outputs exactly as before.
+    The commit is the last one that changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/`` (12
+    hex digits), with ``-dirty`` when these have uncommitted changes. The reason is one line:
+    git's own first line of complaint (``git: detected dubious ownership in repository at ...``,
+    ``git: not a git repository ...``) or ``git is not on PATH``. Raises nothing.
+    Our design: the paper is silent.
     """
     try:
         last = _git(root, "log", "-1", "--format=%H", "--", *SOURCE_PATHS) or _git(root, "rev-parse", "HEAD")
         dirty = _git(root, "status", "--porcelain", "--", *SOURCE_PATHS)
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return last[:12] + ("-dirty" if dirty else "")
+    except FileNotFoundError:
+        return "unknown", "git is not on PATH"
+    except (OSError, subprocess.CalledProcessError) as err:
+        said = [ln.strip() for ln in (getattr(err, "stderr", None) or "").splitlines() if ln.strip()]
+        first = said[0].removeprefix("fatal: ").removeprefix("error: ") if said else str(err)
+        return "unknown", f"git: {first}"
+    return last[:12] + ("-dirty" if dirty else ""), None
+
+
+def git_commit(root: Path = REPO_ROOT) -> str:
+    """The commit that identifies the sources (:func:`source_commit`); ``"unknown"`` when git cannot
+    say (outside a git checkout, no git, a checkout git does not trust): such a run may write under
+    ``build/`` but never publish (:func:`check_clean`).
+
+    Committing figures or prose does not change it, so a rerun on a later commit with the same
+    sources stamps its outputs exactly as before.
+    """
+    return source_commit(root)[0]
 
 
 def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
@@ -81,12 +100,23 @@ def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
     return int(stamp) if stamp.isdigit() else None
 
 
-def check_clean(commit: str, where: str = "figures/") -> str:
-    """Return ``commit`` if results may be published from it.
+def check_clean(commit: str, where: str = "figures/", reason: str | None = None) -> str:
+    """Return ``commit`` if results may be published from it: a known commit of committed sources.
+
+    ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message.
+    Every way of publishing goes through here: the runner's ``--publish`` and a script's
+    :class:`Outputs` with ``PAPER_LIB_PUBLISH=1`` (the benchmarks). Our design: the paper is silent.
 
     Raises:
-        ValueError: ``commit`` ends with ``-dirty`` (one line saying what to do instead).
+        ValueError: ``commit`` ends with ``-dirty``, or is ``"unknown"`` (one line saying why and
+            how to run without publishing).
     """
+    instead = ("run without publishing (without --publish or PAPER_LIB_PUBLISH=1; outputs then go to "
+               "build/<profile>/figures/)")
+    if commit == "unknown" or not commit:
+        why = f" ({reason})" if reason else ""
+        raise ValueError(f"refusing to publish to {where}: the commit of the sources cannot be determined{why}; "
+                         f"run from a git clone, or {instead}")
     if commit.endswith("-dirty"):
         raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}: "
                          f"{', '.join(p + '/' for p in SOURCE_PATHS)} have changes); commit them first, or run "
@@ -150,7 +180,8 @@ class Outputs:
     to a staging folder beside it.
 
     Raises:
-        ValueError: unknown profile; publishing from a ``-dirty`` commit; under the runner, a
+        ValueError: unknown profile; publishing from a ``-dirty`` or an unknown commit
+            (:func:`check_clean`); under the runner, a
             notebook or profile other than the runner's.
     """
 
@@ -169,20 +200,24 @@ class Outputs:
                                  f"at {profile}; the runner's --profile is the one source of the profile")
             self.root, self.dir, self._stage = Path(run["root"]), Path(run["dir"]), Path(run["stage"])
             self.commit, self.published, self._managed = run["git_commit"], bool(run["published"]), True
+            if self.published:
+                check_clean(self.commit)  # the runner checked already; a stamp "unknown" never reaches figures/
             self._stage.mkdir(parents=True, exist_ok=True)
         else:
             self.root = Path(root) if root is not None else REPO_ROOT
-            self.commit = git_commit(self.root)
+            self.commit, reason = source_commit(self.root)
             self.published = bool(publishing() if publish is None else publish) and profile != "smoke"
             if self.published:
-                check_clean(self.commit)
+                check_clean(self.commit, reason=reason)
             self.dir, self._managed = output_dir(notebook, profile, self.root, self.published), False
             self._stage = fresh_dir(self.dir)
 
     def provenance(self) -> dict[str, Any]:
-        """The stamp written beside every output: what identifies the result, and no date."""
+        """The stamp written beside every output: what identifies the result (with ``threads``,
+        this process's torch thread count: results are identical only at equal thread counts;
+        :func:`~paper_lib.pipeline.parallel.parallel_map`'s jobs always run at one), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
-                 "seeds": self.seeds, "git_commit": self.commit}
+                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
         if self.profile == "smoke":
             stamp["note"] = SMOKE_NOTE
         return stamp
@@ -239,7 +274,7 @@ class Outputs:
         for key, value in metrics.items():
             summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
-               "parameters": self.parameters, "seeds": self.seeds, "metrics": summary}
+               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), "metrics": summary}
         if self.profile == "smoke":
             doc["note"] = SMOKE_NOTE
         write_json(self._stage / "metrics.json", doc)

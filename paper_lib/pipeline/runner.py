@@ -28,29 +28,31 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import hashlib
 import json
 import os
-import re
 import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .atomic import atomic_path, fresh_dir, replace_dir
+from .kernel import KERNEL_ENV, describe_exit, exit_status, kernel_env, watched_kernel_manager
 from .params import check_values
 from .profiles import check_profile
-from .provenance import RUN_ENV, check_clean, git_commit, output_dir, record, source_date_epoch
+from .provenance import RUN_ENV, check_clean, output_dir, record, source_commit, source_date_epoch
+from .render import number_cells, render_html, tidy
+from .sources import changed_since, paired_difference, read_hashes
 from .threads import WAIT_POLICY_ENV
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["KERNEL_ENV", "NotebookFailed", "RunPlan", "check_notebook_parameters", "convert", "describe_exit",
+           "main", "plan", "render_html", "run_notebook", "tidy"]
+
 KERNEL_ARGS = ["--IPKernelApp.extensions=['paper_lib.pipeline.headless']"]  # text tqdm bars, streamed
 PROFILE_PARAM = ("the profile is set with --profile, never with -p profile (it also decides where the outputs "
                  "and the executed notebook land)")
-HTML_TAGS = {"remove_cell_tags": {"remove-cell"}, "remove_all_outputs_tags": {"remove-output"},
-             "remove_input_tags": {"remove-input"}}
-PROGRESS_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$")  # the tail of a tqdm bar: [00:01<00:02, 1.2it/s]
 
 
 class NotebookFailed(RuntimeError):
@@ -94,21 +96,18 @@ def plan(source: str | Path, profile: str, publish: bool = False, root: str | Pa
                    executed / f"{name}.ipynb", build / profile / "failed" / f"{name}.ipynb")
 
 
-def convert(source: Path, ipynb: Path):
-    """Write the jupytext ``source`` as ``ipynb`` (kernel ``python3``, cell ids ``cell-000``, ...)."""
+def convert(source: Path, ipynb: Path, text: str | None = None):
+    """Write the jupytext ``source`` as ``ipynb`` (kernel ``python3``, cell ids ``cell-000``, ...);
+    ``text``: the source's content as already read (the runner hashes what it runs)."""
     import jupytext
 
-    nb = jupytext.read(source)
+    source = Path(source)
+    nb = jupytext.read(source) if text is None else jupytext.reads(text, fmt={"extension": source.suffix})
     nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
-    _number_cells(nb)
+    number_cells(nb)
     with atomic_path(ipynb) as tmp:
         jupytext.write(nb, tmp, fmt="ipynb")
     return nb
-
-
-def _number_cells(nb) -> None:
-    for i, cell in enumerate(nb.cells):  # jupytext and papermill draw random ids; the HTML shows them
-        cell["id"] = f"cell-{i:03d}"
 
 
 def check_notebook_parameters(ipynb: Path, name: str, parameters: dict[str, Any]) -> None:
@@ -149,27 +148,6 @@ def _check_type(key: str, value: Any, default_source: str | None) -> None:
             return
 
 
-@contextlib.contextmanager
-def _kernel_env(root: Path, run: dict[str, Any]) -> Iterator[None]:
-    """Set what the kernel inherits: paper_lib of this checkout first, the run, a fixed file date."""
-    path = [str(root), str(REPO_ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
-    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(path)), RUN_ENV: json.dumps(run),
-           "TQDM_MININTERVAL": os.environ.get("TQDM_MININTERVAL", "1")}  # a bar redraws at most once a second
-    epoch = source_date_epoch(root)
-    if epoch is not None:
-        env["SOURCE_DATE_EPOCH"] = str(epoch)  # any date a library writes is the commit's
-    old = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _headings(nb) -> list[str]:
     """For each cell, what it is: ``parameters``, or the last Markdown heading at or before it."""
     out, current = [], ""
@@ -182,83 +160,35 @@ def _headings(nb) -> list[str]:
 
 
 class _Progress:
-    """nbclient's ``on_cell_execute`` hook: one line per code cell, ``[name] 3/14 · heading (0:00:42)``."""
+    """nbclient's ``on_cell_execute`` hook: remembers the cell being run (to name it should the kernel
+    die) and, when ``shown``, prints one line per code cell, ``[name] 3/14 · heading (0:00:42)``."""
 
-    def __init__(self, name: str, nb):
-        self.name, self.t0, self.k = name, time.perf_counter(), 0
+    def __init__(self, name: str, nb, shown: bool = True):
+        self.name, self.t0, self.k, self.shown, self.cell = name, time.perf_counter(), 0, shown, None
         self.total = sum(c.cell_type == "code" for c in nb.cells) + 1  # + papermill's parameters cell
         self.heading = {c["id"]: h for c, h in zip(nb.cells, _headings(nb), strict=True)}
 
     def __call__(self, cell, cell_index: int) -> None:
-        self.k += 1
-        elapsed = time.strftime("%H:%M:%S", time.gmtime(time.perf_counter() - self.t0))
-        head = self.heading.get(cell.get("id"), "the values papermill injects")
-        print(f"[{self.name}] cell {self.k}/{self.total}" + (f" · {head}" if head else "") + f" ({elapsed})",
-              flush=True)
+        self.k, self.cell = self.k + 1, cell
+        if self.shown:
+            elapsed = time.strftime("%H:%M:%S", time.gmtime(time.perf_counter() - self.t0))
+            head = self.where()
+            print(f"[{self.name}] cell {self.k}/{self.total}" + (f" · {head}" if head else "") + f" ({elapsed})",
+                  flush=True)
 
+    def where(self) -> str:
+        """The heading of the cell being run (papermill's injected cell has none of its own)."""
+        return self.heading.get(self.cell.get("id"), "the values papermill injects") if self.cell is not None else ""
 
-def tidy(nb):
-    """The executed notebook as a reader wants it: each stream keeps the last state of its
-    redrawn lines (a tqdm bar's final line, not every redraw), and cells are numbered."""
-    _number_cells(nb)
-    for cell in nb.cells:
-        merged = []  # the kernel sends each redraw as its own output; a front end joins them, so do we
-        for out in cell.get("outputs", []):
-            last = merged[-1] if merged else {}
-            if out.get("output_type") == "stream" and last.get("output_type") == "stream" and last.get("name") == out.get("name"):
-                last["text"] += out["text"]
-            else:
-                merged.append(out)
-        for out in merged:
-            if out.get("output_type") == "stream":
-                out["text"] = _last_redraw(out["text"])
-        if "outputs" in cell:
-            cell["outputs"] = merged
-    return nb
-
-
-def _last_redraw(text: str) -> str:
-    """Each line as a terminal shows it after its carriage returns; lines a bar cleared are dropped."""
-    kept = []
-    for line in text.split("\n"):
-        shown = line.rsplit("\r", 1)[-1]
-        if shown.strip() or "\r" not in line:
-            kept.append(shown)
-    return "\n".join(kept)
-
-
-def render_html(nb, path: Path, title: str) -> Path:
-    """Write the executed notebook ``nb`` as one self-contained HTML file (code, outputs, images
-    embedded), without progress bars, whose timings change from run to run.
-
-    The cell tags of :data:`HTML_TAGS` (those of jupyter-book) leave out what changes from run to
-    run or machine to machine without being a result, e.g. ``# %% tags=["remove-output"]`` on a
-    cell that prints the wall time or an absolute path, so a rerun with the same numbers writes
-    the same HTML.
-    """
-    import copy
-
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
-
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        kept = []
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                out["text"] = "\n".join(ln for ln in out["text"].split("\n") if not PROGRESS_LINE.search(ln))
-                if not out["text"].strip():
-                    continue
-            kept.append(out)
-        cell["outputs"] = kept if cell.cell_type == "code" else cell.get("outputs", [])
-        cell.get("metadata", {}).pop("papermill", None)
-        cell.get("metadata", {}).pop("execution", None)
-    exporter = HTMLExporter(embed_images=True)
-    exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    with atomic_path(path) as tmp:
-        tmp.write_text(body, encoding="utf-8")
-    return path
+    def died(self, status: int | None, failed: Path) -> str:
+        """The one line for a kernel that died while this hook's cell ran."""
+        how = describe_exit(status)
+        kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {_rel(failed)}"
+        if self.cell is None:
+            return f"{self.name}: the kernel died before its first cell: {how}{kept}"
+        head = self.where()
+        return (f"{self.name}: the kernel died in cell [{self.cell.get('execution_count') or self.k}]"
+                + (f" ({head})" if head else "") + f": {how}{kept}")
 
 
 def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,
@@ -277,12 +207,20 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         stream: print one line per code cell and the notebook's printed output and progress bars.
 
     Raises:
-        ValueError: unknown profile, bad parameter (see :func:`check_notebook_parameters`), or
-            publishing from uncommitted sources.
+        ValueError: unknown profile, bad parameter (see :func:`check_notebook_parameters`),
+            publishing from uncommitted sources or from sources whose commit git cannot give, or
+            publishing while the paired ``.ipynb`` has cells that differ from the source (without
+            publishing, that is a one-line warning on stderr).
         FileNotFoundError: no such source.
-        NotebookFailed: a cell raised (one-line message; the old outputs are untouched).
+        NotebookFailed: a cell raised, or the kernel died (one-line message naming the cell and,
+            for a dead kernel, the signal; the old outputs are untouched, the notebook as far as it
+            ran is in ``build/<profile>/failed/``).
+
+    A source or ``paper_lib`` file whose content changed on disk while the notebook ran is named
+    in a one-line warning on stderr (the run used the content read at its start).
     """
     import papermill as pm
+    from nbclient.exceptions import DeadKernelError
 
     p = plan(source, profile, publish, root)
     source = Path(source).resolve()
@@ -291,11 +229,14 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     parameters = dict(parameters or {})
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
-    commit = git_commit(p.root)
+    commit, reason = source_commit(p.root)
     if p.publishes:
-        check_clean(commit, f"figures/{p.name}/")
+        check_clean(commit, f"figures/{p.name}/", reason)
+    _check_paired(source, p)
+    text = source.read_text(encoding="utf-8")
+    read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
     ipynb = p.root / "build" / "notebooks" / f"{p.name}.ipynb"
-    nb = convert(source, ipynb)
+    nb = convert(source, ipynb, text)
     check_notebook_parameters(ipynb, p.name, parameters)
     stage = fresh_dir(p.outputs)
     p.executed.parent.mkdir(parents=True, exist_ok=True)
@@ -305,30 +246,35 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     if stream:
         why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
         print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
-    extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr, "on_cell_execute": _Progress(p.name, nb)} if stream else {}
+    progress, manager = _Progress(p.name, nb, shown=stream), watched_kernel_manager()
+    extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
     # issue 14 (pipeline/threads.py): the kernel's OpenMP threads sleep while they wait for a core.
     for key, value in WAIT_POLICY_ENV.items():
         os.environ.setdefault(key, value)
     try:
-        with _kernel_env(p.root, run):
+        with kernel_env(p.root, run, RUN_ENV, source_date_epoch(p.root)):
             done = pm.execute_notebook(str(ipynb), str(running), parameters={"profile": profile, **parameters},
                                        kernel_name="python3", cwd=str(source.parent), progress_bar=False,
-                                       extra_arguments=KERNEL_ARGS, **extra)
+                                       extra_arguments=KERNEL_ARGS, on_cell_execute=progress,
+                                       kernel_manager_class=manager, **extra)
         done = tidy(done)
         if publish:
             html = render_html(done, stage / f"{p.name}.html", p.name)
-            record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile,
-                                   "parameters": parameters, "git_commit": commit})
+            metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
+            threads = json.loads(metrics.read_text()).get("threads") if metrics.is_file() else None
+            record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile, "parameters": parameters,
+                                   "git_commit": commit, **({"threads": threads} if threads else {})})
         replace_dir(stage, p.outputs)
         import nbformat
 
         with atomic_path(p.executed) as tmp:
             nbformat.write(done, str(tmp))
         p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
+    except DeadKernelError:  # the OOM killer, a segfault: say which cell, keep the notebook as far as it ran
+        _keep_failed(running, p.failed)
+        raise NotebookFailed(progress.died(exit_status(manager), p.failed), p.failed) from None
     except pm.PapermillExecutionError as err:
-        p.failed.parent.mkdir(parents=True, exist_ok=True)
-        if running.exists():
-            os.replace(running, p.failed)
+        _keep_failed(running, p.failed)
         where = _headings(nb)[min(err.cell_index, len(nb.cells)) - 1] if err.cell_index else ""
         first = (str(err.evalue).strip().splitlines() or [""])[0]
         raise NotebookFailed(f"{p.name} failed in cell [{err.exec_count}]" + (f" ({where})" if where else "")
@@ -336,7 +282,35 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         running.unlink(missing_ok=True)
+    _warn_changed(read, p.name)
     return p.executed
+
+
+def _check_paired(source: Path, p: RunPlan) -> None:
+    """An edit made only in the paired ``.ipynb`` is never silently ignored: an error when
+    publishing, else a one-line warning."""
+    paired = paired_difference(source)
+    if paired and p.publishes:
+        raise ValueError(f"refusing to publish {p.name}: {paired}")
+    if paired:
+        print(f"warning: {paired}", file=sys.stderr, flush=True)
+
+
+def _warn_changed(read: dict[Path, str | None], name: str) -> None:
+    """One line naming the files whose content changed on disk while the run used what it had read;
+    ``make`` compares content (``build/hash/``), so its next run reruns the notebook."""
+    changed = changed_since(read)
+    if changed:
+        names = ", ".join(_rel(f) for f in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        print(f"warning: {names} changed on disk while {name} ran; its results are of the files as they were "
+              "read at the start, and the next `make` reruns it", file=sys.stderr, flush=True)
+
+
+def _keep_failed(running: Path, failed: Path) -> None:
+    """Move the notebook as far as it ran (papermill saved it) to ``failed``."""
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    if running.exists():
+        os.replace(running, failed)
 
 
 def _rel(path: Path) -> str:

@@ -23,9 +23,11 @@ kernel's environment (:data:`WAIT_POLICY_ENV`); a script sets it in its shell
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
+from typing import Iterator
 
 WAIT_POLICY_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
 """Environment a process needs *before* its OpenMP runtime starts: waiting threads sleep."""
@@ -42,17 +44,51 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+PROFILE_THREADS: dict[str, int] = {"smoke": 1, "cpu": 2, "paper": 2}
+"""The thread count ``n_threads=None`` means at each profile, whatever the machine's core count:
+results (the order of floating-point sums) depend on it, so two machines must not publish
+different numbers under one stamp. These are what a 2-core machine got from the earlier rule
+``min(cores, 4)``, so the published numbers did not move. Our design: the paper is silent."""
+
+JOB_THREADS = 1
+"""Threads of each job of :func:`paper_lib.pipeline.parallel.parallel_map`, in a worker process or
+(``workers=1``) in the caller's, so its numbers do not depend on ``workers``."""
+
+
 def default_threads(profile: str | None = None) -> int:
     """The thread count ``n_threads=None`` means: ``OMP_NUM_THREADS`` when the environment sets
-    it (``torchrun`` sets 1 per worker), else 1 at the ``smoke`` profile (its tensors are tiny;
-    more threads only add synchronisation), else ``min(available_cores(), 4)`` (the models at the
-    cpu sizes gain little beyond a few threads)."""
+    it (``torchrun`` sets 1 per worker; it is recorded in every stamp), else
+    :data:`PROFILE_THREADS` of ``profile`` (``cpu``'s for None or a name it lacks), never the
+    machine's core count. Raises nothing."""
     env = os.environ.get("OMP_NUM_THREADS", "")
     if env.isdigit() and int(env) >= 1:
         return int(env)
-    if profile == "smoke":
-        return 1
-    return min(available_cores(), 4)
+    return PROFILE_THREADS.get(profile or "cpu", PROFILE_THREADS["cpu"])
+
+
+@contextlib.contextmanager
+def threads_for_jobs(n: int = JOB_THREADS) -> Iterator[int]:
+    """Run the block with ``n`` torch, BLAS and OpenMP threads, then give the caller back its own
+    counts: how :func:`paper_lib.pipeline.parallel.parallel_map` runs jobs in this process
+    (``workers=1``) at the thread count of its worker processes. Our design: the paper is silent."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        with threadpool_limits(limits=n):
+            yield n
+    finally:
+        torch.set_num_threads(before)
+
+
+def threads_in_use() -> int:
+    """Torch's intra-op thread count in this process now (what :func:`set_threads` set), for the
+    provenance stamp: results are identical only at equal thread counts."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 def tune_allocator() -> bool:
@@ -74,7 +110,8 @@ def set_threads(n: int | None = None, profile: str | None = None, allocator: boo
     """Set every CPU thread pool of this process to ``n`` threads; return ``n``.
 
     Args:
-        n: threads (>= 1), or ``None`` for :func:`default_threads` of ``profile``.
+        n: threads (>= 1), or ``None`` for :func:`default_threads` of ``profile`` (fixed per
+            profile, not the machine's cores).
         profile: the run's profile, used only when ``n`` is None.
         allocator: also call :func:`tune_allocator`.
 
