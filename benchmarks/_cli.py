@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -36,3 +37,18 @@ def bench_outputs(params: dict, source: str, profile: str = "cpu"):
             if f.is_file():
                 shutil.copy2(f, stage / f.name)
     return out
+
+
+def check_publishable() -> None:
+    """With ``PAPER_LIB_PUBLISH=1``, stop before measuring (one line, exit status 2) when the results
+    could not be published: uncommitted sources, or a commit git cannot give
+    (:func:`paper_lib.pipeline.provenance.check_clean`)."""
+    from paper_lib.pipeline.provenance import check_clean, publishing, source_commit
+
+    if publishing():
+        commit, reason = source_commit()
+        try:
+            check_clean(commit, "figures/bench/", reason)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(2)

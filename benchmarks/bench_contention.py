@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
 from timed import run_timed  # noqa: E402  (benchmarks/timed.py)
 
 BUSY_LOOP = "while True:\n    pass\n"
@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-threads", type=positive, nargs="*", default=[],
                     help="also run the tuned setting at these thread counts")
     args = ap.parse_args(argv)
+    check_publishable()
     if not args.notebook.is_file():
         ap.error(f"no notebook source at {args.notebook}")
     df = bench(args.notebook, args.repeats, args.load_threads, args.extra_threads)

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.ema import DEFAULT_CHUNK, PAPER_ALPHAS, ema_reference, ema_traces  # noqa: E402
 
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=positive, default=7)
     ap.add_argument("--ref-repeats", type=positive, default=3)
     args = ap.parse_args(argv)
+    check_publishable()
     load = round(os.getloadavg()[0], 2)
     df = bench(args.B, args.T, args.D, tuple(args.chunks), args.repeats, args.ref_repeats)
     df["load_avg"] = load

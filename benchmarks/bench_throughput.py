@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.experiments import spen_train  # noqa: E402
 from paper_lib.lm_recipe import model_config  # noqa: E402
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transformer-max", type=positive, default=4096)
     ap.add_argument("--threads", type=positive, default=1)
     args = ap.parse_args(argv)
+    check_publishable()
     heads = {d: lm_sizes("transformer", d, 1)["n_head"] for d in args.d_models}
     if any(d % h for d, h in heads.items()):
         ap.error(f"--d-models must be multiples of the Transformer's heads (d_model: heads {heads}), got {args.d_models}")

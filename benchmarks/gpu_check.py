@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, bench_outputs, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
 
 EMA_TOL = 1e-4
 
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=positive, default=5, help="untimed steps first")
     ap.add_argument("--budget-s", type=positive, default=420, help="no new training check starts after this")
     args = ap.parse_args(argv)
+    check_publishable()
     line = skip_line()
     if line:
         print(line)

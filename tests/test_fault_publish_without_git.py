@@ -93,3 +93,24 @@ def test_source_commit_gives_gits_reason_and_git_commit_stays_unknown(zip_downlo
     subprocess.run(["git", "init", "-q"], cwd=zip_download, check=True)  # a clone without a commit yet
     commit, reason = source_commit(zip_download)
     assert commit == "unknown" and reason.startswith("git: ") and "commits" in reason
+
+
+def test_a_benchmark_refuses_before_measuring_when_git_cannot_give_the_commit(monkeypatch, capsys):
+    from pathlib import Path
+
+    from paper_lib.pipeline import provenance
+
+    bench = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    import _cli
+
+    monkeypatch.setenv("PAPER_LIB_PUBLISH", "1")
+    monkeypatch.setattr(provenance, "source_commit", lambda *a, **k: ("unknown", "git is not on PATH"))
+    with pytest.raises(SystemExit) as stop:
+        _cli.check_publishable()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refusing to publish to figures/bench/" in err and "git is not on PATH" in err
+    monkeypatch.delenv("PAPER_LIB_PUBLISH")
+    _cli.check_publishable()                                  # not publishing: nothing to check
+    assert capsys.readouterr().err == ""
