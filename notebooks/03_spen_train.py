@@ -215,6 +215,10 @@ legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
 out.save_figure(fig, "induction_score")
 plt.show()
+display(Markdown("Recorded search for a cpu recipe that teaches the Transformer to copy (run once each; "
+                 "`benchmarks/induction_pilot.py`): the induction score after training on streams with repeated random "
+                 "spans mixed in at random offsets."))
+display(st.RECORDED_INDUCTION_PILOTS)
 gate = copies_in_context("transformer_induction_score", "transformer_val_loss")(summarise(metrics))
 display(Markdown(
     "Induction score after training: " + "; ".join(f"{LABEL[k]} **{format_mean_ci(metrics[f'{k}_induction_score'])}** nats"
