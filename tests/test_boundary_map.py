@@ -142,15 +142,16 @@ def _depth(plain, decay, dwa, gate, highway, lnscale):
 
 def test_depth_rule_and_its_control():
     r = depth_dilution()
-    assert r(_depth((1, .2), (1, .1), (1, .9), (1, .2), (1, .5), (1, .2)))[0] == "yes"
-    assert r(_depth((1, .2), (1, .1), (1, .9), (1, .2), (1, .5), (1, .9)))[0] == "partly"   # fixed control matches
+    assert r(_depth((1, .2), (1, .1), (1, .95), (1, .2), (1, .5), (1, .2)))[0] == "yes"
+    assert r(_depth((1, .2), (1, .1), (1, .95), (1, .2), (1, .5), (1, .95)))[0] == "partly"   # fixed control matches
+    assert r(_depth((1, .2), (1, .1), (1, .6), (1, .2), (1, .5), (1, .2)))[0] == "partly"     # reduces, not avoids
     assert r(_depth((1, .95), (1, .1), (1, .9), (1, .2), (1, .5), (1, .2)))[0] == "no"      # no dilution
     assert depth_learnable()(_depth((0.5, .2), (0.5, .1), (0.6, .9), (0.5, .2), (0.5, .5), (0.5, .2))) is not None
     assert depth_learnable()(_depth((0.95, .2), (0.5, .1), (0.6, .9), (0.5, .2), (0.5, .5), (0.5, .2))) is None
 
 
 def test_report_rows_decide_from_notebook_metrics():
-    m = {**{k: v for k, v in _depth((1, .2), (1, .1), (1, .9), (1, .2), (1, .5), (1, .2)).items()}}
+    m = _depth((1, .2), (1, .1), (1, .95), (1, .2), (1, .5), (1, .2))
     assert decide(CLAIMS_BY_KEY["depth_map"], m, "cpu").holds == "yes"
     t = summarise({"time_identity_bank": [0.03, 0.04, 0.05], "time_structure_bank": [0.3, 0.31, 0.29],
                    "time_identity_gru": [0.2, 0.2], "time_structure_gru": [0.9, 0.9], "time_identity_gru_easy": [0.2, 0.3]})

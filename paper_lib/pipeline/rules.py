@@ -321,14 +321,15 @@ def _depths(m: Metrics, prefix: str, arm: str) -> list[int]:
 
 
 def depth_dilution(prefix: str = "depth_both_acc_", fixed: tuple[str, ...] = ("plain", "decay"),
-                   learned: tuple[str, ...] = ("dwa", "gate", "highway"), control: str = "lnscale") -> Rule:
-    """Read at the deepest depth run: the score is the smaller of copy and state accuracy per seed.
-    yes if the best fixed-sum arm (plain, decay) falls from the shallowest depth to the deepest
-    (CIs apart), the best learned arm (dwa, gate, highway) is above it at the deepest depth (CIs
-    apart), and the fixed 1/sqrt(l) control (lnscale) is below the best learned arm there (CIs
-    apart); partly if the first two hold but the fixed control is not below the learned arm (a fixed
-    rescaling also avoids it: "only learned selection" is false in depth); no otherwise (no dilution,
-    or no learned arm above the fixed ones)."""
+                   learned: tuple[str, ...] = ("dwa", "gate", "highway"), control: str = "lnscale",
+                   keep: float = 0.10) -> Rule:
+    """Read at the shallowest and deepest depth run; the score is min(copy, state accuracy) per seed.
+
+    The fixed arms *dilute* if the best of them at the deepest depth is below its own score at the
+    shallowest (CIs apart). The best learned arm *avoids* it if it is above the best fixed arm at
+    the deepest depth (CIs apart) and loses at most ``keep`` from its shallowest score; it only
+    *reduces* it if it is above but loses more. The fixed ``control`` (lnscale) makes the row fail
+    if it is not below the best learned arm at the deepest depth (CIs apart)."""
     def rule(m: Metrics) -> tuple[str, str]:
         Ls = _depths(m, prefix, fixed[0])
         lo, hi = Ls[0], Ls[-1]
@@ -342,18 +343,23 @@ def depth_dilution(prefix: str = "depth_both_acc_", fixed: tuple[str, ...] = ("p
         best_fixed = max(fixed, key=lambda a: _m(m, k(a, hi)))
         best_learned = max(learned, key=lambda a: _m(m, k(a, hi)))
         dilutes = below(k(best_fixed, hi), k(best_fixed, lo))
-        avoids = below(k(best_fixed, hi), k(best_learned, hi))
-        control_fails = below(k(control, hi), k(best_learned, hi))
-        word = "yes" if dilutes and avoids and control_fails else "partly" if dilutes and avoids else "no"
+        above = below(k(best_fixed, hi), k(best_learned, hi))
+        avoids = above and _m(m, k(best_learned, lo)) - _m(m, k(best_learned, hi)) <= keep
+        control_below = below(k(control, hi), k(best_learned, hi))
+        word = ("yes" if dilutes and avoids and control_below else
+                "partly" if dilutes and above else "no")
         why = (f"best fixed ({best_fixed}) {_m(m, k(best_fixed, lo)):.2f} at L={lo} -> {_m(m, k(best_fixed, hi)):.2f} "
-               f"at L={hi}; best learned ({best_learned}) {_m(m, k(best_learned, hi)):.2f}; {control} "
-               f"{_m(m, k(control, hi)):.2f} at L={hi}" + ("" if dilutes else "; no dilution (CIs overlap)")
-               + ("" if control_fails or not avoids else f"; the fixed {control} control is not below the learned arm"))
+               f"at L={hi}; best learned ({best_learned}) {_m(m, k(best_learned, lo)):.2f} -> "
+               f"{_m(m, k(best_learned, hi)):.2f}; {control} {_m(m, k(control, hi)):.2f} at L={hi}"
+               + ("" if dilutes else "; the fixed arms do not dilute (CIs overlap)")
+               + ("" if not above or avoids else "; the learned arm reduces the dilution, does not avoid it")
+               + ("" if control_below or not above else f"; the fixed {control} control is not below the learned arm"))
         return word, why
-    rule.__doc__ = (f"at the deepest depth, min(copy, state accuracy) per seed: yes if the best of {', '.join(fixed)} falls "
-                    f"from the shallowest depth (CIs apart), the best of {', '.join(learned)} is above it (CIs apart) and "
-                    f"the fixed {control} control is below the best learned arm (CIs apart); partly if the first two hold "
-                    f"but {control} is not below (a fixed rescaling avoids it too); else no")
+    rule.__doc__ = (f"min(copy, state accuracy) per seed: yes if the best of {', '.join(fixed)} falls from the shallowest "
+                    f"to the deepest depth (CIs apart), the best of {', '.join(learned)} is above it at the deepest (CIs "
+                    f"apart) and loses at most {keep:g} from its own shallowest score, and the fixed {control} control is "
+                    f"below that learned arm (CIs apart); partly if the fixed arms dilute and a learned arm is above them "
+                    f"but loses more than {keep:g} or {control} is not below it; else no")
     return rule
 
 
