@@ -107,6 +107,7 @@ for i, st in enumerate(states):
         grid = (time_map[(time_map.state == st) & (time_map.target == target)]
                 .pivot_table(index="ratio", columns="lag", values="decodability").reindex(index=ratios, columns=lags))
         im = ax.imshow(grid.values, origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
+        ax.grid(False)
         if st == "bank_paper" and target == "identity" and len(ratios) > 1 and len(lags) > 1:
             cf = closed.pivot(index="ratio", columns="lag", values="decodability").reindex(index=ratios, columns=lags)
             cs = ax.contour(np.arange(len(lags)), np.arange(len(ratios)), cf.values, levels=[0.1, 0.5],
