@@ -240,3 +240,51 @@ def lag_decodability(train_states: np.ndarray, train_labels: Mapping[str, np.nda
         rows.append({"target": name, "lag": k, "accuracy": float((pred == y_te).mean()),
                      "chance": float((y_te == majority).mean()), "n_test": int(len(y_te))})
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- closed form for a fixed trace bank
+def trace_lag_weights(alphas: Sequence[float], n: int) -> np.ndarray:
+    """``(S, n)`` weights of the input at lag ``j`` in each EMA trace: ``alpha_s (1 - alpha_s)^j``
+    (``h_t = sum_j w_{s,j} x_{t-j}``, from :mod:`paper_lib.ema`'s recurrence with ``h_0 = 0``).
+
+    Raises:
+        ValueError: an alpha outside (0, 1] or ``n`` < 1.
+    """
+    a = np.asarray(alphas, dtype=float)
+    if a.ndim != 1 or a.size == 0 or np.any((a <= 0) | (a > 1)) or n < 1:
+        raise ValueError(f"alphas must lie in (0, 1] and n >= 1, got {list(a)}, n={n}")
+    return a[:, None] * (1 - a[:, None]) ** np.arange(n)[None, :]
+
+
+def matched_filter_identity_accuracy(alphas: Sequence[float], lag: int, vocab_size: int, d_model: int,
+                                     window: int, signal_share: float = 1.0) -> float:
+    """Closed-form accuracy of reading the token at ``t - lag`` from a fixed trace bank with the
+    matched filter (a linear reader that knows the embeddings), tokens drawn uniformly and
+    independently, embeddings random with unit expected norm in ``d_model`` dimensions.
+
+    The reader scores every token ``v`` by ``sum_s c_s <h_s, E_v>``: the true token gets
+    ``c . w_k`` (``signal_share`` of its embedding's energy is its own; the rest is shared and
+    does not tell tokens apart), every other token Gaussian interference of variance
+    ``c^T M c / d_model`` with ``M = sum_{j != k, j < window} w_j w_j^T`` (``S x S``, the other
+    lags' weights). The best ``c`` gives ``snr^2 = d_model * share * w_k^T M^{-1} w_k`` and the
+    accuracy is ``E_z[Phi(z + snr)^(V - 1)]`` (Gauss-Hermite quadrature). An approximation (our
+    design): it ignores repeats of the token in the window and the interference's own
+    dependence between tokens.
+
+    Raises:
+        ValueError: ``lag`` outside ``[0, window)``, ``vocab_size`` or ``d_model`` < 1.
+    """
+    from scipy.stats import norm
+
+    if not 0 <= lag < window or vocab_size < 1 or d_model < 1:
+        raise ValueError(f"need 0 <= lag < window and sizes >= 1, got lag={lag}, window={window}, "
+                         f"vocab_size={vocab_size}, d_model={d_model}")
+    if vocab_size == 1:
+        return 1.0
+    w = trace_lag_weights(alphas, window)
+    wk = w[:, lag]
+    other = np.delete(w, lag, axis=1)
+    M = other @ other.T + 1e-12 * np.eye(len(wk))
+    snr = float(np.sqrt(max(d_model * signal_share * wk @ np.linalg.solve(M, wk), 0.0)))
+    z, q = np.polynomial.hermite_e.hermegauss(80)
+    return float(np.sum(q * norm.cdf(z + snr) ** (vocab_size - 1)) / np.sqrt(2 * np.pi))

@@ -32,6 +32,9 @@ REQUIRED_METRICS = {
                               "recall_acc_spen_softmax_attention", "recall_acc_spen_history_attention",
                               "recall_acc_spen_selective", "recall_acc_spen_token_attention",
                               "recall_acc_transformer", "recall_acc_gru"],
+    "06_boundary_map": ["time_identity_bank", "time_structure_bank", "time_identity_gru_easy"]
+    + [f"depth_{k}_acc_{arm}_4" for k in ("copy", "state") for arm in
+       ("plain", "decay", "dwa", "gate", "highway", "lnscale")],
 }
 
 

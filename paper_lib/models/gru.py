@@ -310,3 +310,39 @@ class GRUCausalLM(CausalLM):
 
     def __init__(self, config: GRUCausalConfig):
         super().__init__(config, GRUBlock, positions=False, residual_proj=("out.weight", "proj.weight"))
+
+
+# ----------------------------------------------------------------------------- a GRU trained to keep the past
+class LagReaderGRU(nn.Module):
+    """A one-layer GRU over fixed input vectors whose state is trained to keep the past (notebook 06).
+
+    The learned counterpart of a fixed EMA trace bank of the same size (``d_state`` numbers):
+    linear heads read, from the state at ``t``, the label of the token at ``t - k`` for every
+    trained lag ``k`` (one head per lag and target). **Our design** (issue 21): the GRU is told
+    what to keep, so its map is what a learned, gated state of that size *can* hold.
+
+    Args:
+        d_input: width of the inputs (the same fixed embeddings the trace bank reads).
+        d_state: the state's size. n_out: ``{target: classes}``. lags: the trained lags (>= 0).
+    """
+
+    def __init__(self, d_input: int, d_state: int, n_out: dict[str, int], lags: Sequence[int]):
+        super().__init__()
+        self.lags = [int(k) for k in lags]
+        self.rnn = nn.GRU(d_input, d_state, batch_first=True)
+        self.heads = nn.ModuleDict({f"{t}_{k}": nn.Linear(d_state, n) for t, n in n_out.items() for k in self.lags})
+
+    def states(self, x: Tensor) -> Tensor:
+        """``(B, T, d_state)`` states of inputs ``x`` ``(B, T, d_input)``."""
+        return self.rnn(x)[0]
+
+    def loss(self, x: Tensor, labels: dict[str, Tensor], min_pos: int) -> Tensor:
+        """Mean cross-entropy over targets, lags and positions ``t >= min_pos`` (needs ``min_pos >= max(lags)``)."""
+        h = self.states(x)[:, min_pos:]
+        T = x.shape[1]
+        losses = []
+        for t, y in labels.items():
+            for k in self.lags:
+                target = y[:, min_pos - k: T - k]
+                losses.append(nn.functional.cross_entropy(self.heads[f"{t}_{k}"](h).flatten(0, 1), target.flatten()))
+        return torch.stack(losses).mean()

@@ -61,9 +61,14 @@ PROFILES: dict[str, dict[str, dict]] = {
                                "d_model": 16, "steps": 6, "warmup_steps": 2, "lrs": [1e-3, 3e-3, 1e-2], "lr_steps": 2,
                                "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
                                "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1], "workers": 1},
+        "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
+                         "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4], "gru_seeds": [0],
+                         "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
+                         "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1]},
     },
     "cpu": {  # the defaults of every Settings dataclass
         "grammar_probe": {}, "transfer": {}, "lm": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
+        "boundary_map": {},
     },
     "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
         "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
@@ -84,6 +89,10 @@ PROFILES: dict[str, dict[str, dict]] = {
                                "width_n_pairs": 64, "distance_gap": [0, 400],
                                "distance_bins": [0, 4, 8, 16, 32, 64, 128, 256, 512], "seeds": [0, 1, 2, 3, 4],
                                "workers": 1, "device": "cuda"},
+        "boundary_map": {"d_model": 32, "vocab_sizes": [8, 32, 128, 512, 2048], "lags": [1, 2, 4, 8, 16, 32, 64, 128, 256],
+                         "train_sequences": 512, "test_sequences": 128, "gru_vocab_sizes": [8, 32, 128, 512, 2048],
+                         "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],
+                         "n_inputs": 16, "depth_steps": 5000, "seeds": [0, 1, 2, 3, 4]},
     },
 }
 

@@ -39,12 +39,16 @@ from .rules import (
     beats,
     ceiling_above_floor,
     copies_in_context,
+    depth_dilution,
+    depth_learnable,
     first_gate,
+    learned_state_keeps,
     near,
     past_unigram,
     recall_gap,
     solves,
     spread,
+    structure_outlives_identity,
     unbounded_beats_bounded,
 )
 from .stats import mean_ci95
@@ -127,6 +131,16 @@ CLAIMS: tuple[Claim, ...] = (
           recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
           gate=solves("recall_acc_transformer_", 0.95), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
           figure="recall_by_pairs.png"),
+    Claim("time_map", "Fixed-rate traces keep structure where they lose identity (lag 2, vocabulary / width 16)",
+          "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
+          ("time_identity_bank", "time_structure_bank"),
+          structure_outlives_identity("time_identity_bank", "time_structure_bank",
+                                      learned=("time_identity_gru", "time_structure_gru")),
+          gate=learned_state_keeps("time_identity_gru_easy", 0.5),
+          prefixes=("time_identity_gru", "time_structure_gru"), figure="time_map.png"),
+    Claim("depth_map", "Fixed-coefficient accumulation dilutes across depth; learned selection avoids it",
+          "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
+          gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png"),
 )
 CLAIMS_BY_KEY = {c.key: c for c in CLAIMS}
 

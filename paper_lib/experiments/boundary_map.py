@@ -1,0 +1,261 @@
+"""Notebook 06's experiment: the boundary between structure and content, mapped in time (panel A)
+and in depth (panel B).
+
+The paper's general principle: fixed-coefficient accumulation dilutes information across time (EMA
+traces) and across depth (residual streams), and only learned, input-dependent selection avoids it.
+The paper runs neither map; everything here is **our design** (issue 21).
+
+Panel A (time). Tokens are drawn uniformly and independently from ``vocab_size`` tokens; each
+token's *class* (the structural label) is ``token mod n_classes``. A token's input vector is
+``sqrt(class_share) K[class] + sqrt(1 - class_share) R[token]`` (``K``, ``R`` fixed random
+Gaussian, ``d_model`` wide): tokens of a class share a direction, as learned embeddings of one
+role do. A fixed EMA trace bank (:func:`paper_lib.ema.ema_traces`) of ``S`` rates holds ``S x
+d_model`` numbers; a linear probe (:func:`paper_lib.probes.lag_decodability`) reads the token and
+its class at lag ``k`` from it. The learned state of equal size is a GRU with ``S x d_model``
+numbers reading the same inputs, trained to output the token and its class at every lag of the
+grid (:class:`paper_lib.models.gru.LagReaderGRU`), then probed the same way. Decodability is
+``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect).
+
+Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the six residual rules). The
+seeds of one (arm, depth, width) are trained side by side as independent copies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..ema import PAPER_ALPHAS, ema_traces
+from ..models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
+from ..models.gru import LagReaderGRU
+from ..pipeline.settings import check_seeds, configure, setting
+from ..probes import lag_decodability, matched_filter_identity_accuracy
+
+RULE_LAG, RULE_RATIO = 2, 16
+"""The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
+vocabulary / width = 16 (superposition: 16 tokens per dimension of one trace)."""
+EVAL_SEED = 99_991
+
+
+@dataclass
+class Settings:
+    """Notebook 06's settings; defaults are the ``cpu`` profile's (sizes in tokens or dims)."""
+
+    # panel A (time)
+    banks: dict[str, tuple[float, ...]] = field(default_factory=lambda: {  # name -> EMA rates alpha (per token)
+        "paper": PAPER_ALPHAS, "slow": (0.2, 0.02, 0.005)})
+    d_model: int = setting(16, low=1)               # width of one trace (and of the inputs)
+    vocab_sizes: tuple[int, ...] = (4, 16, 64, 256, 1024)  # vocabularies; vocab / d_model from 0.25 to 64
+    n_classes: int = setting(4, low=2)              # structural classes (token mod n_classes)
+    class_share: float = setting(0.5, low=0.0, high=1.0)  # share of a token's input energy its class sets
+    lags: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 200)  # lags k probed (tokens)
+    scored_positions: int = setting(64, low=1)      # positions scored per sequence (after max(lags))
+    train_sequences: int = setting(128, low=1)      # probe-training sequences per (seed, vocabulary)
+    test_sequences: int = setting(32, low=1)        # probe-test sequences
+    ridge: float = setting(1.0, low=0.0)            # L2 of the least-squares probe
+    gru_vocab_sizes: tuple[int, ...] = (4, 16, 256)  # vocabularies the GRU is trained at (cpu budget)
+    gru_seeds: tuple[int, ...] = (0, 1)             # seeds of the GRU (a subset of seeds: the cpu budget)
+    gru_steps: int = setting(150, low=1)            # optimiser steps per GRU
+    gru_batch: int = setting(16, low=1)             # sequences per GRU step
+    gru_lr: float = setting(1e-2, low=0.0)          # Adam
+    # panel B (depth)
+    arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
+    depths: tuple[int, ...] = (4, 8, 16)            # n_layer values
+    widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
+    n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
+    n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
+    depth_steps: int = setting(800, low=1)          # optimiser steps per run
+    depth_batch: int = setting(64, low=1)           # examples per step
+    depth_lr: float = setting(3e-3, low=0.0)        # Adam
+    eval_every: int = setting(100, low=1)           # steps between points of the learning curves
+    eval_examples: int = setting(1024, low=1)       # held-out examples per evaluation
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+
+def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Notebook 06's settings at ``profile`` with ``overrides`` applied.
+
+    Raises:
+        ValueError: unknown profile, setting or arm; a GRU seed or vocabulary not among the
+            panel's; a bank without rates or with a rate outside (0, 1].
+    """
+    s = check_seeds(configure(Settings(), "boundary_map", profile, overrides))
+    bad = [a for a in s.arms if a not in ARMS]
+    if bad:
+        raise ValueError(f"unknown arm(s) {', '.join(bad)}; allowed: {', '.join(ARMS)}")
+    if not set(s.gru_seeds) <= set(s.seeds) or not set(s.gru_vocab_sizes) <= set(s.vocab_sizes):
+        raise ValueError("gru_seeds and gru_vocab_sizes must be subsets of seeds and vocab_sizes")
+    for name, rates in s.banks.items():
+        if not rates or any(not 0 < float(a) <= 1 for a in rates):
+            raise ValueError(f"bank {name!r} needs rates in (0, 1], got {rates}")
+    return s
+
+
+# --------------------------------------------------------------------------- panel A: time
+
+def sample_tokens(s: Settings, vocab_size: int, n_seq: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(tokens (n_seq, T) int64, classes (n_seq, T))`` with ``T = max(lags) + scored_positions``."""
+    g = torch.Generator().manual_seed(int(seed))
+    tok = torch.randint(0, vocab_size, (n_seq, max(s.lags) + s.scored_positions), generator=g)
+    return tok, tok % s.n_classes
+
+
+def embeddings(s: Settings, vocab_size: int, seed: int) -> torch.Tensor:
+    """``(vocab_size, d_model)`` input vectors (float32): class part plus own part (module docstring)."""
+    g = torch.Generator().manual_seed(10_000 + int(seed))
+    K = torch.randn(s.n_classes, s.d_model, generator=g) / s.d_model ** 0.5
+    R = torch.randn(vocab_size, s.d_model, generator=g) / s.d_model ** 0.5
+    return s.class_share ** 0.5 * K[torch.arange(vocab_size) % s.n_classes] + (1 - s.class_share) ** 0.5 * R
+
+
+def _probe(s: Settings, states: dict[str, np.ndarray], labels: dict[str, dict[str, np.ndarray]]) -> pd.DataFrame:
+    """One probe per lag (one-hot targets of a large vocabulary do not fit every lag at once)."""
+    rows = [lag_decodability(states["train"], labels["train"], states["test"], labels["test"], [k],
+                             min_pos=max(s.lags), ridge=s.ridge) for k in s.lags]
+    df = pd.concat(rows, ignore_index=True)
+    df["decodability"] = ((df.accuracy - df.chance) / (1 - df.chance)).clip(lower=-1)
+    return df
+
+
+def _data(s: Settings, V: int, seed: int):
+    E = embeddings(s, V, seed)
+    out = {}
+    for split, n, off in (("train", s.train_sequences, 0), ("test", s.test_sequences, 1)):
+        tok, cls = sample_tokens(s, V, n, 1000 * seed + 2 * V + off)
+        out[split] = (E[tok], {"identity": tok.numpy(), "structure": cls.numpy()})
+    return E, out
+
+
+def time_map_bank(s: Settings, V: int, seed: int) -> pd.DataFrame:
+    """Decodability of identity and structure at every lag from each fixed bank at vocabulary ``V``:
+    ``state, vocab_size, ratio, seed, target, lag, accuracy, chance, decodability, n_test``."""
+    _, data = _data(s, V, seed)
+    frames = []
+    for name, rates in s.banks.items():
+        states = {sp: ema_traces(x, rates).flatten(2).numpy() for sp, (x, _) in data.items()}
+        df = _probe(s, states, {sp: lab for sp, (_, lab) in data.items()})
+        frames.append(df.assign(state=f"bank_{name}"))
+    return pd.concat(frames, ignore_index=True).assign(vocab_size=V, ratio=V / s.d_model, seed=seed)
+
+
+def train_gru(s: Settings, V: int, seed: int) -> LagReaderGRU:
+    """The learned state of equal size (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences."""
+    torch.manual_seed(seed)
+    E = embeddings(s, V, seed)
+    S = len(s.banks["paper"]) if "paper" in s.banks else len(next(iter(s.banks.values())))
+    model = LagReaderGRU(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, s.lags)
+    opt = torch.optim.Adam(model.parameters(), lr=s.gru_lr)
+    for step in range(s.gru_steps):
+        tok, cls = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step)
+        loss = model.loss(E[tok], {"identity": tok, "structure": cls}, max(s.lags))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return model
+
+
+def time_map_gru(s: Settings, V: int, seed: int) -> pd.DataFrame:
+    """As :func:`time_map_bank` for the trained GRU's state (``state = "gru"``)."""
+    _, data = _data(s, V, seed)
+    model = train_gru(s, V, seed)
+    with torch.no_grad():
+        states = {sp: model.states(x).numpy() for sp, (x, _) in data.items()}
+    df = _probe(s, states, {sp: lab for sp, (_, lab) in data.items()})
+    return df.assign(state="gru", vocab_size=V, ratio=V / s.d_model, seed=seed)
+
+
+def closed_form_map(s: Settings, bank: str = "paper") -> pd.DataFrame:
+    """The matched filter's identity accuracy and decodability (``1/V`` chance) at every (lag, V):
+    ``lag, vocab_size, ratio, accuracy, decodability`` (:func:`paper_lib.probes.matched_filter_identity_accuracy`)."""
+    rows = []
+    for V in s.vocab_sizes:
+        for k in s.lags:
+            acc = matched_filter_identity_accuracy(s.banks[bank], k, V, s.d_model, window=max(s.lags) + 1,
+                                                   signal_share=1 - s.class_share)
+            rows.append({"lag": k, "vocab_size": V, "ratio": V / s.d_model, "accuracy": acc,
+                         "decodability": (acc - 1 / V) / (1 - 1 / V) if V > 1 else 1.0})
+    return pd.DataFrame(rows)
+
+
+def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
+    """Per-seed panel A metrics: ``time_<target>_<state>`` at the rule's cell (lag :data:`RULE_LAG`,
+    vocab / width nearest :data:`RULE_RATIO`) for ``bank`` (the paper's rates) and ``gru``, and
+    ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
+    report row's gate, the learned state must keep identity where it is easy)."""
+    ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
+    lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
+    out: dict[str, list[float]] = {}
+    for state, short in (("bank_paper", "bank"), ("gru", "gru")):
+        for target in ("identity", "structure"):
+            d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
+            if len(d):
+                out[f"time_{target}_{short}"] = d.sort_values("seed").decodability.tolist()
+    for state, short in (("bank_paper", "bank"), ("gru", "gru")):
+        mine = df[(df.state == state) & (df.target == "identity")]
+        if len(mine):
+            easy = mine[(mine.lag == min(s.lags)) & (mine.vocab_size == mine.vocab_size.min())]
+            out[f"time_identity_{short}_easy"] = easy.sort_values("seed").decodability.tolist()
+    return out
+
+
+# --------------------------------------------------------------------------- panel B: depth
+
+def _depth_batch(s: Settings, L: int, G: int, B: int, table: torch.Tensor, g: torch.Generator):
+    x0 = torch.randint(0, s.n_states, (G, B), generator=g)
+    a = torch.randint(0, s.n_inputs, (G, B, L), generator=g)
+    return x0, a, chain_states(x0.flatten(), a.flatten(0, 1), table).view(G, B, L)
+
+
+@torch.no_grad()
+def _evaluate(model: DepthProbe, batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x0, a, st = batch
+    logits, copy = model(x0, a)
+    state_acc = (logits.argmax(-1) == st).float().mean(1)                # (G, L)
+    return (copy.argmax(-1) == x0).float().mean(1).numpy(), state_acc[:, -1].numpy(), state_acc.mean(1).numpy()
+
+
+def run_depth(s: Settings, arm: str, L: int, d_model: int) -> pd.DataFrame:
+    """Train one (arm, depth, width) at every seed (independent copies side by side); the
+    learning curve on held-out examples: ``arm, n_layer, d_model, seed, step, copy_acc,
+    state_acc`` (the state at the top layer) and ``state_acc_mean`` (over layers)."""
+    G = len(s.seeds)
+    table = chain_table(s.n_states, s.n_inputs, 0)                     # one task for every arm and seed
+    model = DepthProbe(arm, L, d_model, n_x0=s.n_states, n_inputs=s.n_inputs, n_states=s.n_states, n_models=G,
+                       seeds=[1000 * sd + L for sd in s.seeds])
+    opt = torch.optim.Adam(model.parameters(), lr=s.depth_lr)
+    g = torch.Generator().manual_seed(17 * L + d_model)            # the same batches for every arm
+    held = _depth_batch(s, L, G, s.eval_examples, table, torch.Generator().manual_seed(EVAL_SEED + L))
+    rows = []
+
+    def record(step):
+        c, st, sm = _evaluate(model, held)
+        rows.extend({"arm": arm, "n_layer": L, "d_model": d_model, "seed": sd, "step": step, "copy_acc": float(c[i]),
+                     "state_acc": float(st[i]), "state_acc_mean": float(sm[i])} for i, sd in enumerate(s.seeds))
+
+    record(0)
+    for step in range(1, s.depth_steps + 1):
+        loss = model.loss(*_depth_batch(s, L, G, s.depth_batch, table, g))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % s.eval_every == 0 or step == s.depth_steps:
+            record(step)
+    return pd.DataFrame(rows)
+
+
+def depth_metrics(curves: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
+    """Per-seed panel B metrics at the last step and the headline width (the last of ``widths``):
+    ``depth_copy_acc_<arm>_<L>``, ``depth_state_acc_<arm>_<L>`` and ``depth_both_acc_<arm>_<L>``
+    (the smaller of the two per seed: a stream that keeps both the first token and the current state)."""
+    last = curves[(curves.step == curves.step.max()) & (curves.d_model == s.widths[-1])]
+    out: dict[str, list[float]] = {}
+    for (arm, L), d in last.groupby(["arm", "n_layer"]):
+        d = d.sort_values("seed")
+        out[f"depth_copy_acc_{arm}_{L}"] = d.copy_acc.tolist()
+        out[f"depth_state_acc_{arm}_{L}"] = d.state_acc.tolist()
+        out[f"depth_both_acc_{arm}_{L}"] = np.minimum(d.copy_acc, d.state_acc).tolist()
+    return out
