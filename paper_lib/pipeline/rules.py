@@ -121,6 +121,40 @@ def recall_gap(prefix_weak: str, prefix_strong: str) -> Rule:
     return rule
 
 
+NOT_ATTRIBUTABLE = "not attributable at this budget"
+"""The attribution row's third verdict: neither the traces nor the reader is shown to lose the key."""
+
+
+def traces_lose(spen: str = "recall_acc_spen_", learned: str = "recall_acc_gru_",
+                oracle: str = "recall_acc_oracle_") -> Rule:
+    """The attribution of a recall failure (see the docstring set below); per ``N`` of ``spen``."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        ns = [n for n in _sizes(m, spen) if f"{learned}{n}" in m and f"{oracle}{n}" in m]
+        if not ns:
+            raise KeyError(f"no N with all of {spen}, {learned} and {oracle}")
+        yes, no, parts = [], [], []
+        for n in ns:
+            s, g, o = f"{spen}{n}", f"{learned}{n}", f"{oracle}{n}"
+            spen_fails, oracle_fails = not recalls(_m(m, s)), not recalls(_m(m, o))
+            learned_wins = recalls(_m(m, g)) and _m(m, g) - _ci(m, g) > _m(m, s) + _ci(m, s)
+            if oracle_fails and learned_wins and spen_fails:
+                yes.append(n)
+            elif spen_fails and not oracle_fails:
+                no.append(n)
+            parts.append(f"N={n}: SPEN {_m(m, s):.2f}, learned recurrence {_m(m, g):.2f}, oracle {_m(m, o):.2f}")
+        text = "; ".join(parts)
+        if yes:
+            return "yes", f"{text} (at N={', '.join(map(str, yes))} the traces lose the key, a learned state keeps it)"
+        if no:
+            return "no", f"{text} (at N={', '.join(map(str, no))} the oracle reads the key from the traces; SPEN does not)"
+        return NOT_ATTRIBUTABLE, text
+    rule.__doc__ = (f"yes if at some N the trace oracle fails (< {RECALL_CAPACITY:g}), the learned recurrence of "
+                    f"equal state succeeds (>= {RECALL_CAPACITY:g}, CIs apart above SPEN) and SPEN fails; no if the "
+                    "oracle succeeds where SPEN fails (the information is in the traces, SPEN does not read it); "
+                    f"otherwise {NOT_ATTRIBUTABLE}")
+    return rule
+
+
 def _sizes(m: Metrics, prefix: str) -> list[int]:
     return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
 
@@ -168,6 +202,21 @@ RECALL_CHANGE = 0.1
 """Accuracy that falls with N, or rises with width, changes by more than this (fraction)."""
 CHANCE_MARGIN = 0.05
 """Accuracy within this of chance counts as chance (not learned; notebook 05)."""
+
+
+RECALL_CAPACITY = 0.9
+"""Query accuracy at which a pair count counts as recalled (Zoology's capacity bar; the capacity
+panel's ``n_star`` and the attribution row's "succeeds" / "fails"; notebook 05)."""
+
+
+def recalls(acc: float) -> bool:
+    """Whether ``acc`` reaches :data:`RECALL_CAPACITY` (a pair count is recalled)."""
+    return acc >= RECALL_CAPACITY
+
+
+def recall_capacity(acc_by_n: Mapping[int, float]) -> int:
+    """The largest ``N`` whose accuracy :func:`recalls` (0 when none does): the capacity panel's ``n_star``."""
+    return max((int(n) for n, a in acc_by_n.items() if recalls(a)), default=0)
 
 
 def recall_solved(acc: float) -> bool:
@@ -271,6 +320,21 @@ def first_gate(*gates: Gate) -> Gate:
             if why is not None:
                 return why
         return None
+    return gate
+
+
+def any_solves(names: Iterable[str], threshold: float) -> Gate:
+    """Informative only if at least one positive control of ``names`` reaches ``threshold``."""
+    names = tuple(names)
+
+    def gate(m: Metrics) -> str | None:
+        seen = {n: _m(m, n) for n in names if n in m}
+        if not seen:
+            return f"no positive control measured ({', '.join(names)})"
+        if any(v >= threshold for v in seen.values()):
+            return None
+        return ("no positive control solves the task (" + ", ".join(f"{n} {v:.2f}" for n, v in seen.items())
+                + f" < {threshold:g}): the recipe fails")
     return gate
 
 
