@@ -151,7 +151,8 @@ def test_distance_paragraph_needs_both_controls_and_a_learner():
 
 def test_capacity_is_the_largest_n_recalled_per_state():
     rows = [{"model": "spen_linear", "n_pairs": n, "d_model": d, "seed": 0, "accuracy": a, "state_size": 6 * d}
-            for d, accs in ((32, (0.95, 0.5, 0.3)), (64, (1.0, 0.92, 0.89))) for n, a in zip((2, 4, 8), accs)]
+            for d, accs in ((32, (0.95, 0.5, 0.3)), (64, (1.0, 0.92, 0.89)))
+            for n, a in zip((2, 4, 8), accs, strict=True)]
     rows += [{"model": "oracle", "n_pairs": n, "d_model": 32, "seed": 1, "accuracy": 0.2, "state_size": 96}
              for n in (2, 4, 8)]
     cap = rt.capacity_table(pd.DataFrame(rows))

@@ -143,7 +143,7 @@ def retention_informative(by_distance: pd.DataFrame, s) -> tuple[bool, str]:
         if len(d):
             near, far = _near_far(d, horizon)
             if not all(recall_solved(v) for v in (near, far) if v == v):
-                failed.append(f"{m} {near:.2f} / {far:.2f}")
+                failed.append(f"{m} {near:.2f} / " + (f"{far:.2f}" if far == far else "no answer"))
     if not any(m in set(by_distance.model) for m in POSITIVE_CONTROLS):
         return False, "no positive control was run"
     if failed:
