@@ -198,7 +198,7 @@ display(Markdown(
 # The **in-context score** is the same question on held-out text: loss at the first quarter of
 # each window minus the last quarter. The report's rows for the 8x gap and for the ablation are
 # decided only when the Transformer's induction score is at least 1 nat and its loss is below
-# the counted bigram line (`paper_lib/pipeline/rules.py`, `copies_in_context`).
+# the counted bigram line (`paper_lib/pipeline/rules/`, `copies_in_context`).
 
 # %%
 ind = scaling.groupby(["model", "tokens"])[["induction_score", "in_context_score"]].mean().reset_index()

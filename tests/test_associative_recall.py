@@ -33,10 +33,13 @@ def test_every_model_builds_at_one_budget_and_is_causal():
     s = ar.settings_for("cpu")
     V = ar.task(s).vocab_size
     budget = ar.budget_table(s, V)
-    assert list(budget.model) == list(ar.MODELS)
-    assert budget.vs_transformer.abs().max() < 0.25             # one budget: within 25% of the Transformer
+    assert list(budget.model) == list(s.models)
+    matched = budget[~budget.model.isin(["gru", ar.ORACLE])]   # the GRU is matched on state, not parameters
+    assert matched.vs_transformer.abs().max() < 0.25            # one budget: within 25% of the Transformer
+    state = budget.set_index("model").state_numbers
+    assert state["gru"] == state["spen_linear"] == 2 * 3 * 64 and state[ar.ORACLE] == 3 * 64
     x = torch.randint(V, (2, 12))
-    for name in ar.MODELS:
+    for name in [m for m in ar.MODELS if m != ar.ORACLE]:
         model = ar.build(name, s, V, d_model=32, seed=0).eval()
         logits, _ = model(x)
         assert logits.shape == (2, 12, V)
@@ -91,24 +94,29 @@ def test_accuracy_by_distance_bins_answers():
 
 
 def test_recall_metrics_names_and_values():
-    s = ar.settings_for("smoke", {"models": ["spen_linear", "transformer"], "n_pairs": [2, 4]})
+    s = ar.settings_for("smoke", {"models": ["spen_linear", "transformer"], "n_pairs": [2, 4],
+                                  "width_models": ["spen_linear"], "distance_models": ["transformer"]})
     rows = [{"model": m, "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": acc}
             for m, acc in (("spen_linear", 0.5), ("transformer", 1.0)) for n in (2, 4) for seed in s.seeds]
     rows[0]["accuracy"] = 0.75                                  # spen_linear, N = 2, first seed
     rows.append({"model": "transformer", "n_pairs": 4, "d_model": 99, "seed": 0, "accuracy": 0.0})  # another width
-    m = ar.recall_metrics(pd.DataFrame(rows), s)
+    m = ar.recall_metrics(pd.DataFrame(rows), s, {2: 0.6, 4: 0.4})
     assert set(m) == {"recall_acc_spen_linear", "recall_acc_transformer", "recall_acc_transformer_2",
                       "recall_acc_transformer_4", "recall_acc_spen_2", "recall_acc_spen_4",
-                      "recall_drop_transformer", "recall_drop_spen"}
+                      "recall_drop_transformer", "recall_drop_spen", "recall_baseline_2", "recall_baseline_4",
+                      "recall_state_gru", "recall_state_spen"}
+    assert m["recall_baseline_4"] == [0.4] and m["recall_state_gru"] == m["recall_state_spen"] == [2 * 3 * s.d_model]
     assert m["recall_acc_transformer"] == [1.0] * len(s.seeds) and m["recall_acc_spen_4"] == [0.5] * len(s.seeds)
     assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)
 
 
 def test_worker_processes_give_the_same_rows_as_one_process():
-    s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3})
+    few = {"width_models": ["spen_linear"], "distance_models": ["transformer"]}
+    s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, **few})
     jobs = [("pairs", m, s.d_model, seed, 1e-3) for m in s.models for seed in s.seeds]
     one = ar.run_jobs(s, jobs)
-    two = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, "workers": 2}),
+    two = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, "workers": 2,
+                                                **few}),
                       jobs)
     assert len(one) == len(jobs) * len(s.n_pairs)
     assert pd.DataFrame(one).equals(pd.DataFrame(two))
@@ -122,18 +130,35 @@ def _distance_rows(acc_near: dict, acc_far: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_distance_paragraph_needs_a_control_and_a_learner():
-    s = ar.settings_for("cpu")                                # distance_n_pairs 4: chance 0.25; horizon 50 tokens
-    failed_control = _distance_rows({"spen_linear": 0.1, "transformer": 0.37}, {"spen_linear": 0.13, "transformer": 0.36})
-    text = rt.distance_paragraph(failed_control, s)
-    assert "**Not informative at this budget:** the Transformer itself reaches only 0.37" in text
-    unlearned = _distance_rows({"spen_linear": 0.27, "transformer": 1.0}, {"spen_linear": 0.25, "transformer": 1.0})
-    assert "for `spen_linear`: at or near chance" in rt.distance_paragraph(unlearned, s)
-    readable = _distance_rows({"spen_linear": 0.8, "transformer": 1.0}, {"spen_linear": 0.26, "transformer": 1.0})
-    text = rt.distance_paragraph(readable, s)
-    assert "`spen_linear`: 0.80 at distances up to about 50 tokens, 0.26 beyond" in text and "Not informative" not in text
+def test_distance_paragraph_needs_both_controls_and_a_learner():
+    s = ar.settings_for("cpu")                                # horizon 50 tokens
+    failed_control = _distance_rows({"spen_linear": 0.1, "transformer": 0.37, "spen_token_attention": 1.0},
+                                    {"spen_linear": 0.13, "transformer": 0.36, "spen_token_attention": 1.0})
+    text = rt.distance_paragraph(failed_control, s, chance=0.4)
+    assert "**Not informative at this budget:** positive control(s) below 0.95" in text and "transformer 0.37 / 0.36" in text
+    assert not rt.retention_informative(failed_control, s)[0]
+    far_fails = _distance_rows({"spen_linear": 0.9, "spen_token_attention": 1.0}, {"spen_linear": 0.4,
+                                                                                  "spen_token_attention": 0.5})
+    assert "spen_token_attention 1.00 / 0.50" in rt.retention_informative(far_fails, s)[1]
+    unlearned = _distance_rows({"spen_linear": 0.42, "transformer": 1.0}, {"spen_linear": 0.40, "transformer": 1.0})
+    assert "**Not informative** for `spen_linear`: at or near the baseline" in rt.distance_paragraph(unlearned, s, 0.4)
+    readable = _distance_rows({"spen_linear": 0.8, "transformer": 1.0}, {"spen_linear": 0.41, "transformer": 1.0})
+    text = rt.distance_paragraph(readable, s, 0.4)
+    assert "`spen_linear`: 0.80 at distances up to about 50 tokens, 0.41 beyond" in text and "Not informative" not in text
     below = _distance_rows({"spen_linear": 0.1, "transformer": 1.0}, {"spen_linear": 0.1, "transformer": 1.0})
-    assert "0.10 at distances up to about 50 tokens, 0.10 beyond (below chance)" in rt.distance_paragraph(below, s)
+    assert "0.10 at distances up to about 50 tokens, 0.10 beyond (below chance)" in rt.distance_paragraph(below, s, 0.4)
+
+
+def test_capacity_is_the_largest_n_recalled_per_state():
+    rows = [{"model": "spen_linear", "n_pairs": n, "d_model": d, "seed": 0, "accuracy": a, "state_size": 6 * d}
+            for d, accs in ((32, (0.95, 0.5, 0.3)), (64, (1.0, 0.92, 0.89)))
+            for n, a in zip((2, 4, 8), accs, strict=True)]
+    rows += [{"model": "oracle", "n_pairs": n, "d_model": 32, "seed": 1, "accuracy": 0.2, "state_size": 96}
+             for n in (2, 4, 8)]
+    cap = rt.capacity_table(pd.DataFrame(rows))
+    assert cap[["model", "state_size", "n_star", "seed"]].values.tolist() == [
+        ["oracle", 96, 0, 1], ["spen_linear", 192, 2, 0], ["spen_linear", 384, 4, 0]]
+    assert "`spen_linear` 2 at 192 numbers, 4 at 384 numbers" in rt.capacity_paragraph(cap, (2, 4, 8))
 
 
 @pytest.mark.parametrize("key, value", [("steps", -1), ("steps", 0), ("d_model", -5), ("workers", 0),

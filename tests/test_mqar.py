@@ -107,3 +107,16 @@ def test_bad_sample_is_one_line_error(n_pairs, batch, message):
     with pytest.raises(ValueError) as err:
         sample_mqar(task, n_pairs, batch, 0)
     assert str(err.value) == message
+
+
+def test_distractors_fill_the_gap_and_change_no_answer():
+    plain = MQARTask(n_keys=4, n_values=4, n_queries=2, seq_len=20, gap=(3, 6), delay=1, single_hop=True)
+    noisy = MQARTask(n_keys=4, n_values=4, n_queries=2, seq_len=20, gap=(3, 6), delay=1, single_hop=True,
+                     n_distractors=5)
+    assert noisy.vocab_size == plain.vocab_size + 5 and noisy.distractor_base == plain.vocab_size
+    b = sample_mqar(noisy, 2, 64, 0)
+    gap = (b.inputs >= noisy.distractor_base)
+    assert gap.sum(1).min() >= 3 and gap.sum(1).max() <= 6 and int(b.inputs.max()) < noisy.vocab_size
+    assert gap[:, :2].sum() == 0 and (b.targets[gap] == IGNORE).all()
+    with pytest.raises(ValueError, match="n_distractors"):
+        MQARTask(n_distractors=-1)

@@ -53,7 +53,7 @@ def test_report_holds_fails_and_missing(tmp_path):
     for line in md.splitlines():  # every table row has the same 8 cells (no stray "|")
         if line.startswith("| ") and "---" not in line:
             assert line.replace("\\|", "").count("|") == 9, line
-    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 5" in md and "metric missing: 3" in md  # 5: notebook 06 adds two rows
+    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 3" in md  # 05 and 06 add two rows each
 
 
 def test_one_seed_and_smoke_are_undetermined():
@@ -143,3 +143,47 @@ def test_beats_says_who_is_ahead_and_whether_cis_are_apart(a, b, margin, verdict
     from paper_lib.pipeline.rules import beats
 
     assert beats("acc_a", "acc_b", margin=margin)({"acc_a": a, "acc_b": b}) == (verdict, reason)
+
+
+def _attribution(spen, gru, oracle, n=8, **extra):
+    return {f"recall_acc_spen_{n}": _s(spen), f"recall_acc_gru_{n}": _s(gru), f"recall_acc_oracle_{n}": _s(oracle),
+            "recall_acc_transformer": _s(1.0), f"recall_baseline_{n}": _s(0.33, 0.0, 1), **extra}
+
+
+def test_attribution_rule_every_branch():
+    yes = verdict_for("recall_attribution", _attribution(spen=0.33, gru=0.97, oracle=0.4), "cpu")
+    assert yes.holds == "yes" and "N=8: SPEN 0.33, learned recurrence 0.97, oracle 0.40" in yes.reason
+    no = verdict_for("recall_attribution", _attribution(spen=0.33, gru=0.33, oracle=0.99), "cpu")
+    assert no.holds == "no" and "the oracle reads the key" in no.reason
+    both_fail = verdict_for("recall_attribution", _attribution(spen=0.33, gru=0.34, oracle=0.5), "cpu")
+    assert both_fail.holds == "not attributable at this budget"
+    spen_ok = verdict_for("recall_attribution", _attribution(spen=0.99, gru=0.99, oracle=0.99), "cpu")
+    assert spen_ok.holds == "not attributable at this budget"
+    overlap = _attribution(spen=0.85, gru=0.93, oracle=0.4)                 # the GRU recalls, but CIs touch SPEN's
+    overlap["recall_acc_gru_8"], overlap["recall_acc_spen_8"] = _s(0.93, 0.06), _s(0.85, 0.06)
+    assert verdict_for("recall_attribution", overlap, "cpu").holds == "not attributable at this budget"
+
+
+def test_attribution_gate_smoke_and_missing():
+    weak = _attribution(spen=0.33, gru=0.97, oracle=0.4, recall_acc_transformer=_s(0.5),
+                        recall_acc_spen_token_attention=_s(0.6))
+    v = verdict_for("recall_attribution", weak, "cpu")
+    assert v.holds == "not informative at this budget" and "no positive control solves" in v.reason
+    inner = {**weak, "recall_acc_spen_token_attention": _s(1.0)}          # the in-block control suffices
+    assert verdict_for("recall_attribution", inner, "cpu").holds == "yes"
+    assert verdict_for("recall_attribution", _attribution(0.3, 0.97, 0.4), "smoke").holds == "undetermined"
+    one_seed = {k: {**v, "n": 1} for k, v in _attribution(0.3, 0.97, 0.4).items()}
+    assert verdict_for("recall_attribution", one_seed, "cpu").holds == "undetermined"
+    baseline_n1 = _attribution(0.3, 0.97, 0.4)                             # the baseline's n = 1 is not counted
+    assert verdict_for("recall_attribution", baseline_n1, "cpu").holds == "yes"
+    no_gru = {k: v for k, v in _attribution(0.3, 0.97, 0.4).items() if not k.startswith("recall_acc_gru")}
+    assert verdict_for("recall_attribution", no_gru, "cpu").holds == "metric missing"
+
+
+def test_attribution_row_in_the_table(tmp_path):
+    vals = {k: (v["mean"], v["ci95"]) for k, v in _attribution(0.33, 0.97, 0.4).items()}
+    _metrics(tmp_path, "05_associative_recall", n=3, **vals)
+    table = claims_table(tmp_path)
+    row = table[table.claim.str.startswith("The loss is the fixed traces' own")].iloc[0]
+    assert row.holds == "yes" and "keys-ignored baseline, N=8" in row.ours and "trace oracle recall, N=8" in row.ours
+    assert table[table.claim.str.startswith("Attention recalls")].shape[0] == 1

@@ -22,10 +22,12 @@ at ``t`` comes from ``u_{t-1}``, can use the query key at all. The *single-hop* 
 writes each pair as one token ``p(k, v)``, so retrieval needs one attention hop instead of
 two (no previous-token step to bind a value to the key before it). ``gap`` inserts blanks
 between the pairs and the queries: the key-query distance grows by ``gap`` (a range draws one
-gap per sequence).
+gap per sequence). With ``n_distractors > 0`` (ours, for the retention panel) the gap is
+filled with distractor tokens drawn uniformly from their own vocabulary instead of blanks, so a
+state must keep the key through content that looks like input, not through silence.
 
 Token ids: ``0`` blank; keys ``1..K``; values ``K+1..K+V``; pair tokens (single-hop)
-``K+V+1 .. K+V+K*V``. :func:`vocab_size` gives the total.
+``K+V+1 .. K+V+K*V``; distractors after those. :attr:`MQARTask.vocab_size` gives the total.
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ class MQARTask:
             gap drawn uniformly in ``[lo, hi]`` per sequence.
         delay: blanks after each query key; the answer is due at the last of them (0: at the key).
         single_hop: one token per pair (ours) instead of key then value (Zoology).
+        n_distractors: distractor vocabulary that fills the gap (0: blanks; ours).
     """
 
     n_keys: int = 64
@@ -63,6 +66,7 @@ class MQARTask:
     gap: int | tuple[int, int] = 0
     delay: int = 0
     single_hop: bool = False
+    n_distractors: int = 0
 
     def __post_init__(self):
         for name in ("n_keys", "n_values", "n_queries", "seq_len"):
@@ -71,6 +75,8 @@ class MQARTask:
                 raise ValueError(f"MQAR {name} must be an integer >= 1, got {v!r}")
         if isinstance(self.delay, bool) or not isinstance(self.delay, int) or self.delay < 0:
             raise ValueError(f"MQAR delay must be an integer >= 0, got {self.delay!r}")
+        if isinstance(self.n_distractors, bool) or not isinstance(self.n_distractors, int) or self.n_distractors < 0:
+            raise ValueError(f"MQAR n_distractors must be an integer >= 0, got {self.n_distractors!r}")
         lo, hi = self.gap_range
         if lo < 0 or hi < lo:
             raise ValueError(f"MQAR gap must be an integer >= 0 or a range (lo, hi) with 0 <= lo <= hi, got {self.gap!r}")
@@ -87,7 +93,12 @@ class MQARTask:
 
     @property
     def vocab_size(self) -> int:
-        """Token ids in use: blank, keys, values, and the pair tokens when single-hop."""
+        """Token ids in use: blank, keys, values, the pair tokens when single-hop, the distractors."""
+        return self.distractor_base + self.n_distractors
+
+    @property
+    def distractor_base(self) -> int:
+        """The first distractor id (the ids before it are blank, keys, values and pair tokens)."""
         return 1 + self.n_keys + self.n_values + (self.n_keys * self.n_values if self.single_hop else 0)
 
     def length(self, n_pairs: int) -> int:
@@ -146,6 +157,11 @@ def _one_n(task: MQARTask, n: int, batch: int, gen: torch.Generator) -> MQARBatc
     targets = torch.full((batch, T), IGNORE, dtype=torch.long)
     distance = torch.full((batch, T), -1, dtype=torch.long)
     inputs[:, : context.shape[1]] = context
+    if task.n_distractors:                                                        # fill the gap with distractors
+        pos = torch.arange(T).expand(batch, T)
+        fill = (pos >= context.shape[1]) & (pos < context.shape[1] + gap)
+        noise = torch.randint(task.n_distractors, (batch, T), generator=gen) + task.distractor_base
+        inputs = torch.where(fill, noise, inputs)
     q_pos = context.shape[1] + gap + (1 + task.delay) * torch.arange(Q)           # (B, Q) query key positions
     a_pos = q_pos + task.delay                                                    # (B, Q) answer positions
     inputs.scatter_(1, q_pos, keys.gather(1, asked))

@@ -12,8 +12,11 @@ scored on fresh test sequences (query accuracy, a fraction). Everything here is 
 the paper has no recall experiment.
 
 To fit a CPU budget each model is trained once on a *mixture* of pair counts and evaluated at
-every count (panel 1); panel 2 repeats that at other widths; panel 3 trains SPEN on a range
-of gaps between pairs and queries and bins its answers by key-query distance.
+every count (panel 1); panel 2 repeats that at other widths (the capacity panel: the largest
+``N`` recalled against the state size); panel 3 (retention) trains on gaps filled with
+distractor tokens well past the slowest trace's horizon and bins answers by key-query distance.
+Beside every model stands the trace oracle (:mod:`paper_lib.oracle`, model name ``"oracle"``):
+the best reader we fit of a fixed trace bank alone, and the keys-ignored baseline (chance).
 """
 from __future__ import annotations
 
@@ -28,14 +31,17 @@ from ..data.mqar import MQARTask, query_accuracy, sample_mqar
 from ..ema import PAPER_ALPHAS
 from ..models.factory import build_model
 from ..models.lm import count_params
+from ..oracle import OracleConfig, baseline_by_pairs, fit_oracle
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..predictors import ABLATION_PREDICTORS
 from ..train import TrainConfig, lr_at, make_optimizer
 
-MODELS: tuple[str, ...] = tuple(f"spen_{p}" for p in ABLATION_PREDICTORS) + ("transformer", "gru")
+ORACLE = "oracle"
+"""The trace oracle's name among the models (:mod:`paper_lib.oracle`; fitted, not built)."""
+MODELS: tuple[str, ...] = tuple(f"spen_{p}" for p in ABLATION_PREDICTORS) + ("transformer", "gru", ORACLE)
 """Every model the notebook can train: SPEN with each reader (``spen_<predictor>``), the
-matched Transformer, the GRU language model."""
+matched Transformer, the GRU language model (state equal to SPEN's traces) and the trace oracle."""
 VAL_SEED, TEST_SEED = 10_007, 20_011
 """Generator seeds of the validation and test sequences (disjoint from every training stream)."""
 
@@ -49,33 +55,41 @@ class Settings:
     ``n_queries`` per sequence, ``seq_len`` tokens, ``single_hop`` and ``delay`` as there.
     """
 
-    models: tuple[str, ...] = MODELS        # names in MODELS
+    models: tuple[str, ...] = ("spen_linear", "spen_selective", "spen_token_attention", "transformer", "gru",
+                               ORACLE)      # names in MODELS (the paper profile: all of them)
     n_keys: int = 8                         # key vocabulary (tokens)
     n_values: int = 8                       # value vocabulary (tokens)
     n_pairs: tuple[int, ...] = (2, 4, 8)    # panel 1's pair counts; the last is the hardest
     n_queries: int = 8                      # queries per sequence (all pairs up to this many)
-    seq_len: int = 16                       # tokens per sequence
+    seq_len: int = 24                       # tokens per sequence
     single_hop: bool = True                 # one token per pair (ours; calibration) instead of key, value
-    delay: int = setting(0, low=0)          # blanks after each query key (the answer is due at the last)
+    delay: int = setting(1, low=0)          # blanks after each query key (>= 1: readers can key on the query)
     n_layer: int = 2                        # blocks of every model
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
-    steps: int = 1000                       # optimiser steps per run (the Transformer solves the cpu task by 1000)
+    steps: int = 1500                       # optimiser steps per run (the Transformer solves the cpu task by 1500)
     batch_size: int = 32                    # sequences per step
     warmup_steps: int = setting(50, low=0)  # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
-    lrs: tuple[float, ...] = (1e-3, 2e-3, 4e-3)  # learning rates tried per model (>= 3)
-    lr_steps: int = 400                     # steps of each learning-rate trial (seed 0; a short budget)
+    lrs: tuple[float, ...] = (2e-3, 3e-3, 4e-3)  # learning rates tried per model (>= 3)
+    lr_steps: int = 600                     # steps of each learning-rate trial (seed 0; a short budget)
     val_sequences: int = 256                # fresh validation sequences per pair count
     test_sequences: int = 512               # fresh test sequences per pair count
-    widths: tuple[int, ...] = (32, 64, 128)  # panel 2's d_model values
-    width_models: tuple[str, ...] = ("spen_linear", "transformer")  # panel 2's models (cost: the cpu budget)
+    widths: tuple[int, ...] = (32, 64, 128)  # panel 2's d_model values (>= 3 for the capacity panel)
+    width_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "oracle")  # panel 2 (cost: cpu budget)
     width_n_pairs: int = 8                  # panel 2's fixed pair count
-    distance_models: tuple[str, ...] = ("spen_linear", "transformer")  # panel 3 (the Transformer: positive control)
+    width_seeds: tuple[int, ...] = (0,)     # panel 2's seeds at the widths other than d_model
+    distance_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "transformer", "oracle")  # panel 3
     distance_n_pairs: int = 4               # panel 3's pairs per sequence
-    distance_gap: tuple[int, int] = (0, 100)  # panel 3's blanks between pairs and queries (range)
-    distance_bins: tuple[int, ...] = (0, 4, 8, 16, 32, 64, 128)  # bin edges of key-query distance (tokens)
+    distance_gap: tuple[int, int] = (0, 200)  # panel 3's distractor tokens between pairs and queries (range)
+    distance_distractors: int = setting(64, low=0)  # panel 3's distractor vocabulary (0: blanks)
+    distance_steps: int = 600               # optimiser steps per panel-3 run (long sequences: the cpu budget)
+    distance_seeds: tuple[int, ...] = (0,)  # panel 3's seeds
+    distance_bins: tuple[int, ...] = (0, 25, 50, 100, 150, 200)  # bin edges of key-query distance (tokens)
+    oracle_rank: int = setting(512, low=1)  # products of the oracle's bilinear reader
+    oracle_steps: int = 1000                # optimiser steps of the oracle's fit
+    oracle_lr: float = setting(1e-2, low=0, low_open=True)  # its peak learning rate
     alphas: tuple[float, ...] = PAPER_ALPHAS  # SPEN's trace rates (paper: 0.5, 0.1, 0.02)
     seeds: tuple[int, ...] = (0, 1, 2)
     workers: int = 2                        # training processes at once (one torch thread each)
@@ -95,6 +109,9 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     bad = sorted(m for m in set(s.models) | set(s.width_models) | set(s.distance_models) if m not in MODELS)
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
+    outside = sorted((set(s.width_models) | set(s.distance_models)) - set(s.models))
+    if outside:
+        raise ValueError(f"panel 2/3 model(s) {', '.join(outside)} not in models (their learning rate is chosen there)")
     if len(s.lrs) < 3 and profile != "smoke":
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
@@ -111,8 +128,32 @@ def task(s: Settings) -> MQARTask:
 def distance_task(s: Settings) -> MQARTask:
     """Panel 3's setting: ``distance_n_pairs`` pairs, a gap drawn in ``distance_gap`` per sequence."""
     t = task(s)
-    t = replace(t, gap=tuple(s.distance_gap), n_queries=min(s.n_queries, s.distance_n_pairs))
+    t = replace(t, gap=tuple(s.distance_gap), n_queries=min(s.n_queries, s.distance_n_pairs),
+                n_distractors=s.distance_distractors)
     return replace(t, seq_len=t.length(s.distance_n_pairs))
+
+
+def oracle_config(s: Settings, d_model: int | None = None) -> OracleConfig:
+    """The oracle of a trace bank of SPEN's rates and width ``d_model`` (default ``s.d_model``)."""
+    return OracleConfig(d_model=d_model or s.d_model, alphas=tuple(s.alphas), rank=s.oracle_rank,
+                        steps=s.oracle_steps, lr=s.oracle_lr, batch_size=2 * s.batch_size,
+                        warmup_steps=s.warmup_steps)
+
+
+def state_size(name: str, s: Settings, d_model: int | None = None, seq_len: int | None = None) -> int:
+    """Numbers a model carries from token to token per sequence: SPEN ``n_layer x S x d`` fixed
+    traces (with ``selective`` a learned state of ``d`` per block beside them; the attention readers
+    every earlier token, counted as the Transformer); the GRU ``n_layer x S x d`` (equal to SPEN's
+    traces); the oracle one bank ``S x d``; the Transformer keys and values of every position,
+    ``n_layer x 2 x d x seq_len``."""
+    d, T, S = d_model or s.d_model, seq_len or s.seq_len, len(s.alphas)
+    if name == ORACLE:
+        return S * d
+    if name == "transformer" or name in ("spen_token_attention", "spen_history_attention"):
+        return s.n_layer * 2 * d * T + (s.n_layer * S * d if name.startswith("spen_") else 0)
+    if name == "spen_selective":
+        return s.n_layer * (S + 1) * d
+    return s.n_layer * S * d
 
 
 def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, seq_len: int | None = None,
@@ -120,7 +161,8 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     """A freshly initialised model ``name`` (in :data:`MODELS`) of width ``d_model``.
 
     Sizes scale with the width: MLP / sparse FFN ``ff_mult * d``; SPEN's bottleneck ``d / 2``;
-    the GRU's state ``d`` per block. Raises ValueError: unknown name.
+    the GRU's state ``S x d`` per block (equal to SPEN's trace state). Raises ValueError: unknown
+    name (the oracle is fitted by :func:`paper_lib.oracle.fit_oracle`, not built here).
     """
     d = d_model or s.d_model
     common = dict(vocab_size=vocab_size, n_layer=s.n_layer, d_model=d, d_ff=s.ff_mult * d,
@@ -128,7 +170,7 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     if name == "transformer":
         return build_model("transformer", seed=seed, n_head=max(1, min(s.n_head, d // 16)), **common)
     if name == "gru":
-        return build_model("gru", seed=seed, d_state=d, **common)
+        return build_model("gru", seed=seed, d_state=len(s.alphas) * d, **common)
     if name.startswith("spen_") and name[5:] in ABLATION_PREDICTORS:
         return build_model("spen", seed=seed, predictor=name[5:], d_bottleneck=max(1, d // 2),
                            alphas=tuple(s.alphas), **common)
@@ -137,17 +179,25 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
 
 def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
     """Parameters of every model of panel 1 (``model, parameters, vs_transformer``, the last a
-    relative difference) and the recurrent state each carries per sequence (numbers)."""
+    relative difference) and the state each carries per sequence (``state`` in words,
+    ``state_numbers`` by :func:`state_size`; attention's at ``seq_len``)."""
     rows = []
     for name in s.models:
+        if name == ORACLE:
+            rows.append({"model": name, "parameters": s.oracle_rank * (len(s.alphas) * s.d_model + s.d_model
+                                                                        + vocab_size) + vocab_size,
+                         "state": f"1 x {len(s.alphas)} x {s.d_model} fixed traces (fixed embeddings)",
+                         "state_numbers": state_size(name, s)})
+            continue
         with torch.device("meta"):
             n = count_params(build(name, s, vocab_size))
         traces = f"{s.n_layer} x {len(s.alphas)} x {s.d_model} fixed traces"
-        state = {"transformer": "every earlier token (keys and values)", "gru": f"{s.n_layer} x {s.d_model} gated",
+        gru = f"{s.n_layer} x {len(s.alphas) * s.d_model} gated (equal to the traces)"
+        state = {"transformer": "every earlier token (keys and values)", "gru": gru,
                  "spen_selective": traces + " + a learned selective state",
                  "spen_history_attention": traces + " + every earlier trace bank",
                  "spen_token_attention": traces + " + every earlier token"}.get(name, traces)
-        rows.append({"model": name, "parameters": n, "state": state})
+        rows.append({"model": name, "parameters": n, "state": state, "state_numbers": state_size(name, s)})
     df = pd.DataFrame(rows)
     if "transformer" in set(df.model):
         ref = df.loc[df.model == "transformer", "parameters"].item()
@@ -224,25 +274,32 @@ def accuracy_by_distance(model, mqar: MQARTask, n_pairs: int, n_seqs: int, bins:
     return pd.DataFrame(rows)
 
 
+def _fit(name: str, s: Settings, mqar: MQARTask, n_pairs: Sequence[int], d_model: int, seed: int, lr: float,
+         steps: int):
+    """A model ``name`` trained on ``mqar`` (the oracle: fitted on its fixed traces; the CPU)."""
+    if name == ORACLE:
+        return fit_oracle(mqar, list(n_pairs), oracle_config(s, d_model), seed=seed)[0]
+    model = build(name, s, mqar.vocab_size, d_model, seq_len=mqar.seq_len, seed=seed).to(s.device)
+    return train_recall(model, mqar, n_pairs, s, lr, steps, seed)[0]
+
+
 def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) -> list[dict]:
     """One training run and its evaluation: ``kind`` is ``"lr"`` (a learning-rate trial scored on
     validation sequences), ``"pairs"`` (tested at every ``N`` of ``s.n_pairs``) or ``"distance"``
     (panel 3). Returns rows (dicts). Module-level so that a worker process can run it."""
     if kind == "distance":
         mqar = distance_task(s)
-        model = build(name, s, mqar.vocab_size, d_model, seq_len=mqar.seq_len, seed=seed).to(s.device)
-        train_recall(model, mqar, [s.distance_n_pairs], s, lr, s.steps, seed)
+        model = _fit(name, s, mqar, [s.distance_n_pairs], d_model, seed, lr, s.distance_steps)
         df = accuracy_by_distance(model, mqar, s.distance_n_pairs, s.test_sequences, s.distance_bins)
         return df.assign(model=name, seed=seed).to_dict("records")
     mqar = task(s)
-    model = build(name, s, mqar.vocab_size, d_model, seed=seed).to(s.device)
-    train_recall(model, mqar, s.n_pairs, s, lr, s.lr_steps if kind == "lr" else s.steps, seed)
+    model = _fit(name, s, mqar, s.n_pairs, d_model, seed, lr, s.lr_steps if kind == "lr" else s.steps)
     if kind == "lr":
         acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)
         return [{"model": name, "d_model": d_model, "lr": lr, "val_accuracy": float(np.mean(list(acc.values())))}]
     acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.test_sequences, TEST_SEED)
     return [{"model": name, "n_pairs": n, "d_model": d_model, "seed": seed, "accuracy": a, "lr": lr,
-             "parameters": count_params(model)} for n, a in acc.items()]
+             "parameters": count_params(model), "state_size": state_size(name, s, d_model)} for n, a in acc.items()]
 
 
 def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
@@ -261,45 +318,57 @@ def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
 def choose_lrs(s: Settings, progress=None) -> tuple[dict[str, float], pd.DataFrame]:
     """Per model, the learning rate of ``s.lrs`` with the best mean validation accuracy over
     ``s.n_pairs`` after ``s.lr_steps`` steps (seed 0, width ``s.d_model``; fresh validation
-    sequences; ties -> the smaller rate). ``len(s.models) * len(s.lrs)`` jobs.
+    sequences; ties -> the smaller rate). ``len(s.models) * len(s.lrs)`` jobs; the oracle keeps
+    ``s.oracle_lr`` (its fit is long enough to converge, see :mod:`paper_lib.oracle`).
 
     Returns:
         ``({model: lr}, trials)`` with ``trials`` columns ``model, d_model, lr, val_accuracy``.
     """
-    trials = pd.DataFrame(run_jobs(s, [("lr", m, s.d_model, 0, lr) for m in s.models for lr in s.lrs], progress))
+    learned = [m for m in s.models if m != ORACLE]
+    trials = pd.DataFrame(run_jobs(s, [("lr", m, s.d_model, 0, lr) for m in learned for lr in s.lrs], progress))
     best = trials.sort_values(["val_accuracy", "lr"], ascending=[False, True]).drop_duplicates("model")
-    return {m: float(best.set_index("model").lr[m]) for m in s.models}, trials
+    chosen = {m: float(best.set_index("model").lr[m]) for m in learned}
+    return {**chosen, ORACLE: s.oracle_lr}, trials
 
 
 def run_pairs(s: Settings, lrs: Mapping[str, float], d_model: int | None = None, models: Sequence[str] | None = None,
-              progress=None) -> pd.DataFrame:
+              progress=None, seeds: Sequence[int] | None = None) -> pd.DataFrame:
     """Panels 1 and 2: every model and seed trained once on the mixture of ``s.n_pairs`` at width
     ``d_model`` (default ``s.d_model``), tested at every pair count. ``len(models) * len(s.seeds)`` jobs.
 
     Returns:
-        rows ``model, n_pairs, d_model, seed, accuracy, lr, parameters``.
+        rows ``model, n_pairs, d_model, seed, accuracy, lr, parameters, state_size``.
     """
     d = d_model or s.d_model
-    return pd.DataFrame(run_jobs(s, [("pairs", m, d, seed, lrs[m]) for m in models or s.models for seed in s.seeds],
-                                 progress))
+    return pd.DataFrame(run_jobs(s, [("pairs", m, d, seed, lrs[m]) for m in models or s.models
+                                     for seed in seeds or s.seeds], progress))
+
+
+def baselines(s: Settings) -> dict[int, float]:
+    """The keys-ignored baseline (chance, :func:`paper_lib.oracle.keys_ignored_baseline`) at each
+    ``N`` of panel 1, on the very test sequences the models are scored on."""
+    return baseline_by_pairs(task(s), s.n_pairs, s.test_sequences, TEST_SEED)
 
 
 def run_distance(s: Settings, lrs: Mapping[str, float], progress=None) -> pd.DataFrame:
     """Panel 3: each of ``s.distance_models`` trained on :func:`distance_task` sequences, accuracy
     binned by key-query distance. Rows ``model, seed, distance_lo, distance_hi, accuracy, answers``."""
-    rows = run_jobs(s, [("distance", m, s.d_model, seed, lrs[m]) for m in s.distance_models for seed in s.seeds],
-                    progress)
+    rows = run_jobs(s, [("distance", m, s.d_model, seed, lrs[m]) for m in s.distance_models
+                        for seed in s.distance_seeds], progress)
     return pd.DataFrame(rows)[["model", "seed", "distance_lo", "distance_hi", "accuracy", "answers"]]
 
 
-def recall_metrics(by_pairs: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
+def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, float] | None = None) -> dict[str, list[float]]:
     """Per-seed metrics for ``metrics.json`` (accuracies are fractions of query answers):
 
     ``recall_acc_<model>`` at the hardest standard setting (the largest pair count of panel 1,
-    width ``s.d_model``) for every model; ``recall_acc_transformer_<N>`` and
-    ``recall_acc_spen_<N>`` (SPEN with the paper's default reader, ``linear``) for every ``N``;
+    width ``s.d_model``) for every model (``recall_acc_spen_token_attention`` is the positive
+    control inside SPEN, at ``s.delay``); ``recall_acc_<label>_<N>`` for every ``N`` with label
+    ``transformer``, ``spen`` (the paper's default reader, ``linear``), ``gru`` and ``oracle``;
     ``recall_drop_transformer`` and ``recall_drop_spen``: accuracy at the smallest ``N`` minus at the
-    largest, per seed (how much recall falls with ``N``).
+    largest, per seed; ``recall_baseline_<N>``: the keys-ignored baseline ``chance`` (one number,
+    exact on the test sequences); ``recall_state_gru`` and ``recall_state_spen``: numbers of state
+    per sequence (:func:`state_size`).
     """
     d = by_pairs[by_pairs.d_model == s.d_model]
     hard = max(s.n_pairs)
@@ -309,10 +378,13 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings) -> dict[str, list[float]
 
     m = {f"recall_acc_{name}": per_seed(name, hard) for name in s.models}
     easy = min(s.n_pairs)
-    for label, name in (("transformer", "transformer"), ("spen", "spen_linear")):
+    for label, name in (("transformer", "transformer"), ("spen", "spen_linear"), ("gru", "gru"), (ORACLE, ORACLE)):
         if name in s.models:
             for n in s.n_pairs:
                 m[f"recall_acc_{label}_{n}"] = per_seed(name, n)
-            if per_seed(name, easy) and per_seed(name, hard):
+            if label in ("transformer", "spen") and per_seed(name, easy) and per_seed(name, hard):
                 m[f"recall_drop_{label}"] = (np.array(per_seed(name, easy)) - np.array(per_seed(name, hard))).tolist()
+    for n, b in (chance or {}).items():
+        m[f"recall_baseline_{n}"] = [float(b)]
+    m["recall_state_gru"], m["recall_state_spen"] = [state_size("gru", s)], [state_size("spen_linear", s)]
     return {k: v for k, v in m.items() if v}

@@ -11,12 +11,14 @@ from typing import Sequence
 import pandas as pd
 
 from ..pipeline.rules import (
+    RECALL_CAPACITY,
     RECALL_FAR_BELOW,
     RECALL_SOLVED,
     above_chance,
     below_chance,
     changes,
     far_below,
+    recall_capacity,
     recall_solved,
 )
 from ..pipeline.stats import format_mean_ci, mean_ci95
@@ -72,8 +74,11 @@ def pairs_paragraph(by_pairs: pd.DataFrame, s, informative: bool) -> str:
     if ctrl:
         text += "Controls that see more than the bank: " + ", ".join(
             f"`{m}` {acc[m][1]:.2f}" for m in ctrl) + f" at N = {hi}"
-        text += (f"; the GRU (a learned gate, state of {s.d_model} numbers per block) {acc['gru'][1]:.2f}."
-                 if "gru" in acc else ".")
+        text += (f"; the GRU (a learned gate, state of {len(s.alphas)} x {s.d_model} numbers per block, equal to "
+                 f"SPEN's traces) {acc['gru'][1]:.2f}." if "gru" in acc else ".")
+    if "oracle" in acc:
+        text += (f" The trace oracle (the best reader we fit of one fixed bank of width {s.d_model}) scores "
+                 f"{acc['oracle'][0]:.2f} -> {acc['oracle'][1]:.2f}: what it recovers, the traces hold.")
     return text
 
 
@@ -90,37 +95,87 @@ def width_paragraph(by_width: pd.DataFrame, s) -> str:
             "flat line at chance would mean it cannot bind at all.")
 
 
-def distance_paragraph(by_distance: pd.DataFrame, s) -> str:
-    """Panel 3's reading: does SPEN's recall vanish beyond the slowest trace's horizon ``1 / min(alpha)``?
+POSITIVE_CONTROLS: tuple[str, ...] = ("transformer", "spen_token_attention")
+"""The models that can look a key up by content: the retention panel's positive controls."""
 
-    Says "not informative at this budget" when the Transformer (the positive control, if run) does
-    not solve the task inside the horizon (:func:`paper_lib.pipeline.rules.recall_solved`), or when
-    a model is not above chance there (:func:`~paper_lib.pipeline.rules.above_chance`: it never
-    learned the task, so where its recall vanishes cannot be read)."""
-    horizon, chance = 1 / min(s.alphas), 1 / s.distance_n_pairs
-    near, far, parts = {}, {}, []
-    for m in s.distance_models:
+
+def capacity_table(by_width: pd.DataFrame) -> pd.DataFrame:
+    """The capacity panel (Zoology's figure): per model, width and seed, the largest ``N`` recalled
+    at :data:`paper_lib.pipeline.rules.RECALL_CAPACITY` or more (0: none), against the state size.
+    ``by_width``: rows ``model, n_pairs, d_model, seed, accuracy, state_size`` (every ``N`` tested).
+    Returns ``model, state_size, n_star, seed, d_model`` sorted by model, state size and seed."""
+    rows = [{"model": m, "state_size": int(g.state_size.iloc[0]),
+             "n_star": recall_capacity(dict(zip(g.n_pairs, g.accuracy.astype(float), strict=True))),
+             "seed": int(seed), "d_model": int(d)}
+            for (m, d, seed), g in by_width.groupby(["model", "d_model", "seed"], sort=False)]
+    return pd.DataFrame(rows).sort_values(["model", "state_size", "seed"]).reset_index(drop=True)
+
+
+def capacity_paragraph(cap: pd.DataFrame, n_pairs: Sequence[int]) -> str:
+    """The capacity panel's reading: how ``n_star`` moves with the state, per model."""
+    parts = []
+    for m, g in cap.groupby("model", sort=False):
+        by = g.groupby("state_size").n_star.mean()
+        parts.append(f"`{m}` " + ", ".join(f"{v:g} at {int(k)} numbers" for k, v in by.items()))
+    return (f"Largest `N` recalled at >= {RECALL_CAPACITY:g} (mean over seeds; 0: none of {list(n_pairs)}): "
+            + "; ".join(parts) + f". **Reduced grid:** `N` only up to {max(n_pairs)} with as many keys, so no "
+            "state here is smaller than the number of bindings it must hold; a capacity curve that saturates at "
+            f"{max(n_pairs)} measures the grid, not the state (the `paper` profile runs Zoology's grid).")
+
+
+def _near_far(d: pd.DataFrame, horizon: float) -> tuple[float, float]:
+    inside = (d.distance_lo + d.distance_hi) / 2 < horizon          # a bin belongs to the side of its midpoint
+
+    def mean(x: pd.DataFrame) -> float:                              # accuracy over answers, not over bins
+        return float((x.accuracy * x.answers).sum() / x.answers.sum()) if len(x) else float("nan")
+
+    return mean(d[inside]), mean(d[~inside])
+
+
+def retention_informative(by_distance: pd.DataFrame, s) -> tuple[bool, str]:
+    """Whether the retention panel can be read: every positive control run (the Transformer,
+    SPEN-token_attention) solves the task (:func:`paper_lib.pipeline.rules.recall_solved`) at
+    every distance bin's side, near and beyond the slowest horizon. Returns ``(ok, why)``."""
+    horizon = 1 / min(s.alphas)
+    failed = []
+    for m in POSITIVE_CONTROLS:
         d = by_distance[by_distance.model == m]
-        inside = (d.distance_lo + d.distance_hi) / 2 < horizon     # a bin belongs to the side of its midpoint
+        if len(d):
+            near, far = _near_far(d, horizon)
+            if not all(recall_solved(v) for v in (near, far) if v == v):
+                failed.append(f"{m} {near:.2f} / " + (f"{far:.2f}" if far == far else "no answer"))
+    if not any(m in set(by_distance.model) for m in POSITIVE_CONTROLS):
+        return False, "no positive control was run"
+    if failed:
+        return False, "positive control(s) below " + f"{RECALL_SOLVED:g} (near / beyond the horizon): " + ", ".join(failed)
+    return True, ""
 
-        def mean(x: pd.DataFrame) -> float:                        # accuracy over answers, not over bins
-            return float((x.accuracy * x.answers).sum() / x.answers.sum()) if len(x) else float("nan")
 
-        near[m], far[m] = mean(d[inside]), mean(d[~inside])
+def distance_paragraph(by_distance: pd.DataFrame, s, chance: float) -> str:
+    """The retention panel's reading: does recall vanish beyond the slowest trace's horizon
+    ``1 / min(alpha)``, with the gap filled by distractors?
+
+    ``chance`` is the keys-ignored baseline at ``s.distance_n_pairs``. Says "not informative at this
+    budget" when a positive control fails (:func:`retention_informative`), or, per model, when it
+    is not above chance inside the horizon (:func:`~paper_lib.pipeline.rules.above_chance`: it never
+    learned the task, so where its recall vanishes cannot be read)."""
+    horizon = 1 / min(s.alphas)
+    near, far, parts = {}, {}, []
+    for m in dict.fromkeys(by_distance.model):
+        near[m], far[m] = _near_far(by_distance[by_distance.model == m], horizon)
         parts.append(f"`{m}`: {near[m]:.2f} at distances up to about {horizon:g} tokens, "
                      + (f"{far[m]:.2f} beyond" if far[m] == far[m] else "no answer beyond (gap too short)")
                      + (" (below chance)" if below_chance(near[m], chance) else ""))
-    text = "; ".join(parts) + f" (chance among the pairs present {chance:.2f}). "
-    control = near.get("transformer")
-    unlearned = [m for m in near if m != "transformer" and not above_chance(near[m], chance)]
-    if control is not None and not recall_solved(control):
-        return text + (f"**Not informative at this budget:** the Transformer itself reaches only {control:.2f} inside "
-                       f"the horizon, so the recipe (long blank gaps, {s.steps} steps) does not teach the task; "
-                       "nothing here says where the traces forget.")
+    text = "; ".join(parts) + f" (keys-ignored baseline {chance:.2f}). "
+    ok, why = retention_informative(by_distance, s)
+    if not ok:
+        return text + (f"**Not informative at this budget:** {why}, so the recipe ({s.distance_steps} steps, gaps of "
+                       f"{s.distance_distractors} distractor ids) does not teach the task; nothing here says where "
+                       "the traces forget.")
+    unlearned = [m for m in near if m not in POSITIVE_CONTROLS and not above_chance(near[m], chance)]
     if unlearned:
-        return text + (f"**Not informative at this budget** for {', '.join(f'`{m}`' for m in unlearned)}: at or near "
-                       "chance even inside the horizon, so it never learned the task and its curve cannot show "
-                       "where recall vanishes.")
-    return text + ("If recall falls to chance beyond the slowest decay time, the traces forget by design, whatever the "
-                   "reader; if it survives, the key is carried by something other than the fixed traces (for SPEN, "
-                   "the residual stream cannot carry it: every block's only access to the past is its traces).")
+        text += (f"**Not informative** for {', '.join(f'`{m}`' for m in unlearned)}: at or near the baseline even "
+                 "inside the horizon, so it never learned the task and its curve cannot show where recall vanishes. ")
+    return text + ("Where the oracle falls to the baseline beyond the slowest decay time, the fixed traces themselves "
+                   "have lost the key (up to the oracle's own capacity); where it survives and SPEN does not, the "
+                   "key is there and SPEN does not read it.")

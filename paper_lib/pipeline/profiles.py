@@ -42,6 +42,10 @@ _PAPER_LM = _merge({"data": {"corpus": "c4", "ood_corpus": "wikitext103", "min_c
                    {"train": {"seq_len": 1024, "batch_size": 64, "lr": 6e-4, "log_every": 50},
                     "eval_tokens": 1_048_576, "seeds": [0]})
 
+_RECALL_MODELS = ("spen_linear", "spen_linear_attention", "spen_softmax_attention", "spen_selective",
+                  "spen_history_attention", "spen_token_attention", "transformer", "gru", "oracle")
+"""Every model of notebook 05 (the paper profile trains all; cpu a subset, for time)."""
+
 PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
@@ -60,7 +64,9 @@ PROFILES: dict[str, dict[str, dict]] = {
         "associative_recall": {"n_keys": 8, "n_values": 8, "n_pairs": [2, 4], "n_queries": 4, "seq_len": 16,
                                "d_model": 16, "steps": 6, "warmup_steps": 2, "lrs": [1e-3, 3e-3, 1e-2], "lr_steps": 2,
                                "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
-                               "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "seeds": [0, 1], "workers": 1},
+                               "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "distance_distractors": 4,
+                               "distance_steps": 4, "oracle_rank": 16, "oracle_steps": 4, "width_seeds": [0],
+                               "seeds": [0, 1], "workers": 1},
         "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
                          "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4], "gru_seeds": [0],
                          "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
@@ -83,12 +89,19 @@ PROFILES: dict[str, dict[str, dict]] = {
                                          "throughput_steps": 5}),
         "predictor_ablation": _merge(_PAPER_LM, {"train": {"steps": 2000, "warmup_steps": 200, "ckpt_every": 500},
                                                  "workers": 1}),
-        "associative_recall": {"n_keys": 128, "n_values": 128, "n_pairs": [4, 8, 16, 32, 64], "n_queries": 64,
-                               "seq_len": 256, "d_model": 128, "steps": 20000, "warmup_steps": 1000,
-                               "batch_size": 64, "lr_steps": 3000, "widths": [64, 128, 256, 512],
-                               "width_n_pairs": 64, "distance_gap": [0, 400],
-                               "distance_bins": [0, 4, 8, 16, 32, 64, 128, 256, 512], "seeds": [0, 1, 2, 3, 4],
-                               "workers": 1, "device": "cuda"},
+        # Zoology's grid: keys then values (a vocabulary of 8192), N up to 64, widths 64-256; every model
+        "associative_recall": {"models": list(_RECALL_MODELS), "n_keys": 4096, "n_values": 4095, "single_hop": False,
+                               "n_pairs": [4, 8, 16, 32, 64], "n_queries": 64, "seq_len": 256, "d_model": 128,
+                               "steps": 20000, "warmup_steps": 1000, "batch_size": 64, "lr_steps": 3000,
+                               "lrs": [3e-4, 1e-3, 3e-3], "widths": [64, 128, 256], "width_n_pairs": 64,
+                               "width_models": ["spen_linear", "spen_selective", "spen_token_attention", "gru",
+                                                "transformer", "oracle"], "width_seeds": [0, 1, 2],
+                               "distance_gap": [0, 400], "distance_distractors": 1024, "distance_steps": 20000,
+                               "distance_models": ["spen_linear", "spen_selective", "spen_token_attention", "gru",
+                                                   "transformer", "oracle"],
+                               "distance_bins": [0, 25, 50, 100, 200, 300, 400], "oracle_rank": 4096,
+                               "oracle_steps": 20000, "oracle_lr": 3e-3, "seeds": [0, 1, 2, 3, 4], "workers": 1,
+                               "device": "cuda"},
         "boundary_map": {"d_model": 32, "vocab_sizes": [8, 32, 128, 512, 2048], "lags": [1, 2, 4, 8, 16, 32, 64, 128, 256],
                          "train_sequences": 512, "test_sequences": 128, "gru_vocab_sizes": [8, 32, 128, 512, 2048],
                          "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],

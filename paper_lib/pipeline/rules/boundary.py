@@ -1,0 +1,96 @@
+"""Notebook 06's rules and gates: the boundary map in time and in depth."""
+from __future__ import annotations
+
+import re
+
+from ._base import Gate, Metrics, Rule, _ci, _m, _sizes
+
+# --------------------------------------------------------------------------- notebook 06: the boundary map
+
+def structure_outlives_identity(identity: str, structure: str, lost: float = 0.10, kept: float = 0.20,
+                                learned: tuple[str, str] | None = None) -> Rule:
+    """yes if, at the pre-stated cell, identity decodability is below ``lost`` (upper CI) while
+    structural decodability is above ``kept`` (lower CI); partly if structure exceeds identity
+    with CIs apart; else no. ``learned``: (identity, structure) of the learned state, named in the reason."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        i_hi = _m(m, identity) + _ci(m, identity)
+        s_lo = _m(m, structure) - _ci(m, structure)
+        word = ("yes" if i_hi < lost and s_lo > kept else
+                "partly" if s_lo > i_hi else "no")
+        why = f"fixed bank: identity {_m(m, identity):.2f}, structure {_m(m, structure):.2f}"
+        if learned and all(k in m for k in learned):
+            why += f"; learned state: identity {_m(m, learned[0]):.2f}, structure {_m(m, learned[1]):.2f}"
+        return word, why
+    rule.__doc__ = (f"yes if the fixed bank's identity decodability at the pre-stated cell is below {lost:g} (upper 95% CI) "
+                    f"while its structural decodability is above {kept:g} (lower 95% CI); partly if structure is above "
+                    "identity with CIs apart; else no")
+    return rule
+
+
+def learned_state_keeps(name: str, threshold: float) -> Gate:
+    """Informative only if the learned state of equal size keeps what is asked where it is easy
+    (``name`` >= ``threshold``): otherwise the probe or the task, not the fixed rates, is the limit."""
+    def gate(m: Metrics) -> str | None:
+        v = _m(m, name)
+        return None if v >= threshold else f"{name} = {v:.2f} < {threshold:g}: even the learned state does not keep it"
+    return gate
+
+
+def _depths(m: Metrics, prefix: str, arm: str) -> list[int]:
+    return _sizes(m, f"{prefix}{arm}_")
+
+
+def depth_dilution(prefix: str = "depth_both_acc_", fixed: tuple[str, ...] = ("plain", "decay"),
+                   learned: tuple[str, ...] = ("dwa", "gate", "highway"), control: str = "lnscale",
+                   keep: float = 0.10) -> Rule:
+    """Read at the shallowest and deepest depth run; the score is min(copy, state accuracy) per seed.
+
+    The fixed arms *dilute* if the best of them at the deepest depth is below its own score at the
+    shallowest (CIs apart). The best learned arm *avoids* it if it is above the best fixed arm at
+    the deepest depth (CIs apart) and loses at most ``keep`` from its shallowest score; it only
+    *reduces* it if it is above but loses more. The fixed ``control`` (lnscale) makes the row fail
+    if it is not below the best learned arm at the deepest depth (CIs apart)."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        Ls = _depths(m, prefix, fixed[0])
+        lo, hi = Ls[0], Ls[-1]
+
+        def k(arm, L):
+            return f"{prefix}{arm}_{L}"
+
+        def below(a, b):
+            return _m(m, a) + _ci(m, a) < _m(m, b) - _ci(m, b)
+
+        best_fixed = max(fixed, key=lambda a: _m(m, k(a, hi)))
+        best_learned = max(learned, key=lambda a: _m(m, k(a, hi)))
+        dilutes = below(k(best_fixed, hi), k(best_fixed, lo))
+        above = below(k(best_fixed, hi), k(best_learned, hi))
+        avoids = above and _m(m, k(best_learned, lo)) - _m(m, k(best_learned, hi)) <= keep
+        control_below = below(k(control, hi), k(best_learned, hi))
+        word = ("yes" if dilutes and avoids and control_below else
+                "partly" if dilutes and above else "no")
+        why = (f"best fixed ({best_fixed}) {_m(m, k(best_fixed, lo)):.2f} at L={lo} -> {_m(m, k(best_fixed, hi)):.2f} "
+               f"at L={hi}; best learned ({best_learned}) {_m(m, k(best_learned, lo)):.2f} -> "
+               f"{_m(m, k(best_learned, hi)):.2f}; {control} {_m(m, k(control, hi)):.2f} at L={hi}"
+               + ("" if dilutes else "; the fixed arms do not dilute (CIs overlap)")
+               + ("" if not above or avoids else "; the learned arm reduces the dilution, does not avoid it")
+               + ("" if control_below or not above else f"; the fixed {control} control is not below the learned arm"))
+        return word, why
+    rule.__doc__ = (f"min(copy, state accuracy) per seed: yes if the best of {', '.join(fixed)} falls from the shallowest "
+                    f"to the deepest depth (CIs apart), the best of {', '.join(learned)} is above it at the deepest (CIs "
+                    f"apart) and loses at most {keep:g} from its own shallowest score, and the fixed {control} control is "
+                    f"below that learned arm (CIs apart); partly if the fixed arms dilute and a learned arm is above them "
+                    f"but loses more than {keep:g} or {control} is not below it; else no")
+    return rule
+
+
+def depth_learnable(prefix: str = "depth_both_acc_", threshold: float = 0.9) -> Gate:
+    """Informative only if some arm solves the task (copy and state) at the shallowest depth."""
+    def gate(m: Metrics) -> str | None:
+        names = [k for k in m if re.fullmatch(re.escape(prefix) + r"[a-z]+_\d+", k)]
+        if not names:
+            return f"no {prefix}<arm>_<L> metric"
+        lo = min(int(n.rsplit("_", 1)[1]) for n in names)
+        best = max(_m(m, n) for n in names if n.endswith(f"_{lo}"))
+        return None if best >= threshold else (f"no arm keeps both the copy and the state at L={lo} "
+                                               f"(best {best:.2f} < {threshold:g}): the task is not learned at this budget")
+    return gate
