@@ -28,10 +28,9 @@ REQUIRED_METRICS = {
     "04_predictor_ablation": ["loss_linear", "loss_linear_attention", "loss_softmax_attention",
                               "loss_history_attention", "loss_selective", "loss_token_attention", "loss_transformer",
                               "unigram_val_loss"],
-    "05_associative_recall": ["recall_acc_spen_linear", "recall_acc_spen_linear_attention",
-                              "recall_acc_spen_softmax_attention", "recall_acc_spen_history_attention",
-                              "recall_acc_spen_selective", "recall_acc_spen_token_attention",
-                              "recall_acc_transformer", "recall_acc_gru"],
+    "05_associative_recall": ["recall_acc_spen_linear", "recall_acc_spen_selective", "recall_acc_spen_token_attention",
+                              "recall_acc_transformer", "recall_acc_gru", "recall_acc_oracle_2", "recall_baseline_2",
+                              "recall_acc_gru_2", "recall_state_gru", "recall_state_spen"],
     "06_boundary_map": ["time_identity_bank", "time_structure_bank", "time_identity_gru_easy"]
     + [f"depth_{k}_acc_{arm}_4" for k in ("copy", "state") for arm in
        ("plain", "decay", "dwa", "gate", "highway", "lnscale")],

@@ -187,3 +187,12 @@ def test_attribution_row_in_the_table(tmp_path):
     row = table[table.claim.str.startswith("The loss is the fixed traces' own")].iloc[0]
     assert row.holds == "yes" and "keys-ignored baseline, N=8" in row.ours and "trace oracle recall, N=8" in row.ours
     assert table[table.claim.str.startswith("Attention recalls")].shape[0] == 1
+
+
+def test_paired_difference_names_a_gain_a_loss_a_tie_and_too_few_seeds():
+    from paper_lib.pipeline.rules import paired_difference
+
+    assert paired_difference([0.10, 0.12, 0.11])[0] == "gain"
+    assert paired_difference([-0.10, -0.12, -0.11])[0] == "loss"
+    assert paired_difference([0.1, -0.1, 0.0]) == ("no difference", "+0.000 ± 0.248 (n=3): no difference within the 95% CI")
+    assert paired_difference([0.1])[0] == "undetermined"

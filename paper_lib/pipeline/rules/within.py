@@ -13,7 +13,7 @@ def paired_difference(diffs: Iterable[float]) -> tuple[str, str]:
     A gain (loss) when the 95% CI of the mean difference lies above (below) 0; undetermined with
     fewer than 2 seeds. ``text``: ``"+0.012 ± 0.004 (n=5): a gain"`` and the like.
     """
-    from .stats import format_mean_ci, mean_ci95
+    from ..stats import format_mean_ci, mean_ci95
 
     s = mean_ci95(list(diffs))
     if s["n"] < 2 or not math.isfinite(s["ci95"]):
