@@ -157,6 +157,11 @@ def test_report_rows_decide_from_notebook_metrics():
                    "time_identity_gru": [0.2, 0.2], "time_structure_gru": [0.9, 0.9], "time_identity_gru_easy": [0.2, 0.3]})
     assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "not informative at this budget"
     t["time_identity_gru_easy"] = {"mean": 0.99, "ci95": 0.0, "n": 2}
+    no_oracle = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")
+    assert no_oracle.holds == "not informative at this budget" and "no time_identity_oracle" in no_oracle.reason
+    t["time_identity_oracle"] = {"mean": 0.9, "ci95": 0.0, "n": 2}
+    assert "the oracle of the fixed traces reads identity" in decide(CLAIMS_BY_KEY["time_map"], t, "cpu").reason
+    t["time_identity_oracle"] = {"mean": 0.05, "ci95": 0.0, "n": 2}
     assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "yes"
 
 

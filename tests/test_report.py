@@ -196,3 +196,10 @@ def test_paired_difference_names_a_gain_a_loss_a_tie_and_too_few_seeds():
     assert paired_difference([-0.10, -0.12, -0.11])[0] == "loss"
     assert paired_difference([0.1, -0.1, 0.0]) == ("no difference", "+0.000 ± 0.248 (n=3): no difference within the 95% CI")
     assert paired_difference([0.1])[0] == "undetermined"
+
+
+def test_markdown_cells_keep_angle_brackets_and_pipes():
+    from paper_lib.pipeline.report import _md_cell
+
+    assert _md_cell("BiGRU without <unk> training | a & b") == "BiGRU without &lt;unk&gt; training \\| a &amp; b"
+    assert _md_cell(0.5) == 0.5

@@ -36,6 +36,19 @@ def learned_state_keeps(name: str, threshold: float) -> Gate:
     return gate
 
 
+def oracle_loses(name: str, lost: float = 0.10) -> Gate:
+    """Informative only if the best reader fitted on the fixed traces alone (the oracle, ``name``)
+    also loses identity (below ``lost``): a linear probe that misses what the traces still hold
+    says nothing about the traces (our design)."""
+    def gate(m: Metrics) -> str | None:
+        if name not in m:
+            return (f"identity is read by a linear probe, not by the best reader fitted on the fixed traces "
+                    f"(no {name}): what the probe misses, the traces may still hold")
+        v = _m(m, name)
+        return None if v < lost else f"the oracle of the fixed traces reads identity ({name} = {v:.2f} >= {lost:g})"
+    return gate
+
+
 def _depths(m: Metrics, prefix: str, arm: str) -> list[int]:
     return _sizes(m, f"{prefix}{arm}_")
 
