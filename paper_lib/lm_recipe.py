@@ -202,7 +202,7 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
     model = build_lm(kind, s, data["tokenizer"].get_vocab_size(), seed, predictor)
     if device is not None:
         model = model.to(device)
-    points, marks, last = [], set(eval_at), {}
+    points, marks, last, copies = [], set(eval_at), {}, {}         # copies: step -> induction_score(...)
     vocab = data["tokenizer"].get_vocab_size()
 
     def on_step(done: int) -> None:
@@ -210,7 +210,8 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
             last[done] = evaluate(model, data[eval_split], cfg.seq_len, max_tokens=s.eval_tokens)
             points.append({"step": done, "tokens": done * cfg.batch_size * cfg.seq_len, "val_loss": last[done]["loss"]})
             if induction_len:
-                points[-1].update(induction_score=induction_score(model, vocab, induction_len)["induction_score"],
+                copies[done] = induction_score(model, vocab, induction_len)
+                points[-1].update(induction_score=copies[done]["induction_score"],
                                   in_context_score=in_context_score(last[done]["token_loss"], cfg.seq_len))
 
     name = predictor or kind
@@ -222,8 +223,8 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
         for split in final_splits:
             reuse = split == eval_split and cfg.steps in last          # measured at the last step already
             out[split] = last[cfg.steps] if reuse else evaluate(model, data[split], cfg.seq_len, max_tokens=s.eval_tokens)
-        if induction_len:
-            out["induction"] = induction_score(model, vocab, induction_len)
+        if induction_len:                                            # measured at the last step already, or now
+            out["induction"] = copies.get(cfg.steps) or induction_score(model, vocab, induction_len)
             if eval_split in out:
                 out["in_context"] = in_context_score(out[eval_split]["token_loss"], cfg.seq_len)
     return out
