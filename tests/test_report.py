@@ -30,7 +30,7 @@ def _s(mean, ci=0.01, n=5):
 def test_report_holds_fails_and_missing(tmp_path):
     figures = tmp_path / "figures"
     _metrics(figures, "01_grammar_probe", spcn_probe_acc_A=(0.95, 0.01), spcn_over_bigru_A=(0.80, 0.02),
-             spcn_untrained_acc_A=(0.95, 0.01))
+             spcn_untrained_acc_A=(0.90, 0.01))
     _metrics(figures, "02_transfer", spcn_struct_acc_B=(0.90, 0.01), gru_causal_struct_acc_B=(0.70, 0.02),
              spcn_bidir_struct_acc_B=(0.90, 0.01), bigru_nounk_struct_acc_B=(0.70, 0.02),
              bigru_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2))
@@ -203,3 +203,13 @@ def test_markdown_cells_keep_angle_brackets_and_pipes():
 
     assert _md_cell("BiGRU without <unk> training | a & b") == "BiGRU without &lt;unk&gt; training \\| a &amp; b"
     assert _md_cell(0.5) == 0.5
+
+
+def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
+    m = {"spcn_probe_acc_A": _s(0.944, 0.002), "spcn_over_bigru_A": _s(0.956, 0.004),
+         "spcn_untrained_acc_A": _s(0.940, 0.002), "spcn_level1_floor_acc_A": _s(0.956, 0.002)}
+    v = verdict_for("within_A", m, "cpu")
+    assert v.holds == "not informative at this budget" and "spcn_level1_floor_acc_A 0.956" in v.reason
+    above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
+    assert verdict_for("within_A", above, "cpu").holds == "yes"
+    assert "no negative control measured" in verdict_for("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").reason

@@ -28,6 +28,7 @@ from .claims import (  # noqa: F401
 )
 from .gates import (  # noqa: F401
     any_solves,
+    beats_negative_controls,
     ceiling_above_floor,
     copies_in_context,
     first_gate,

@@ -39,6 +39,26 @@ def unbounded_beats_bounded(bounded: Iterable[str], unbounded: Iterable[str]) ->
     return gate
 
 
+def beats_negative_controls(name: str, controls: Iterable[str]) -> Gate:
+    """Informative only if ``name`` beats every negative control that was measured (a model that
+    lacks what the claim credits, e.g. SPCN without learning) with 95% CIs apart, and at least
+    one was: a number that the negative control reaches too is not attributable to the
+    claimed mechanism (our design)."""
+    controls = tuple(controls)
+
+    def gate(m: Metrics) -> str | None:
+        present = [c for c in controls if c in m]
+        if not present:
+            return f"no negative control measured ({', '.join(controls)})"
+        ties = [f"{c} {_m(m, c):.3f} ± {_ci(m, c):.3f}" for c in present
+                if not _m(m, name) - _ci(m, name) > _m(m, c) + _ci(m, c)]
+        if not ties:
+            return None
+        return (f"{name} {_m(m, name):.3f} ± {_ci(m, name):.3f} does not beat the negative control(s) "
+                f"{'; '.join(ties)} with CIs apart: the number is not attributable to what the claim credits")
+    return gate
+
+
 def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
     """Informative only if ``ceiling`` (the best the setup can learn) beats ``floor`` (no learning)
     with 95% CIs apart: if even the ceiling cannot rise above the floor, a learner that ties the
