@@ -49,10 +49,16 @@ def test_report_holds_fails_and_missing(tmp_path):
     assert holds[learning] == "metric missing: spcn_learned_feat_acc_A, spcn_level1_floor_acc_A"
     assert holds["EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)"] == "not run yet"
     assert "SPCN probe accuracy on A 0.95 ± 0.01" in table.loc[within, "ours"]
+    assert table.loc[within, "headline"] == "0.95 ± 0.01 (SPCN probe accuracy on A)"   # one number per cell
+    assert table.loc[within, "versus"] == "—"                                           # no floor in the fixture
+    assert table.loc[transfer, "distance"] == "—"
     md = render(claims_table(figures), "cpu")
-    for line in md.splitlines():  # every table row has the same 8 cells (no stray "|")
+    for line in md.splitlines():  # every table row has the same 7 cells (no stray "|")
         if line.startswith("| ") and "---" not in line:
-            assert line.replace("\\|", "").count("|") == 9, line
+            assert line.replace("\\|", "").count("|") == 8, line
+    assert '<a id="claim-within_A"></a>' in md and "(#claim-within_A)" in md
+    assert "[SPCN beats the recurrent tagger on structure-dependent roles on B, like for like (causal vs causal GRU; " \
+           "bidirectional vs BiGRU without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 3" in md  # 05 and 06 add two rows each
 
 
@@ -127,7 +133,10 @@ def test_write_report_and_readme_markers(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert "\nold\n" not in readme and readme.startswith("intro\n") and readme.endswith("rest\n")
     row = next(line for line in readme.splitlines() if "perplexity gap" in line)
-    assert "8.1 ± 0.5" in row and "SPEN perplexity 300 ± 10" in row and row.rstrip("| ").endswith("yes")
+    assert "8.1 ± 0.5 (perplexity ratio SPEN / Transformer)" in row and row.rstrip("| ").endswith("yes")
+    assert "(figures/REPORT.md#claim-ppl_gap)" in row and "not comparable" in row   # C4 vs our corpus
+    report = path.read_text()
+    assert "- SPEN perplexity 300 ± 10" in report and "Rule (stated before the run): yes if perplexity ratio" in report
     assert update_readme(tmp_path / "nope.md", claims_table(tmp_path / "figures")) is False
 
 
@@ -213,3 +222,16 @@ def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
     above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
     assert verdict_for("within_A", above, "cpu").holds == "yes"
     assert "no negative control measured" in verdict_for("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").reason
+
+
+def test_plain_words_replace_metric_names_and_distance_formats():
+    from paper_lib.pipeline.report import _distance, plain
+
+    assert plain("the ceiling spcn_backprop_acc_A 0.9 does not beat spcn_level1_floor_acc_A") == (
+        "the ceiling backprop ceiling on A 0.9 does not beat no-learning floor (level-1 traces) on A")
+    assert plain("depth_both_acc_lnscale_16 and token_attention") == (
+        "fixed 1/sqrt(l) rescaling, first token and state at L=16 and token_attention")   # unknown names stay
+    within = CLAIMS_BY_KEY["within_A"]
+    assert _distance(within, {"spcn_probe_acc_A": _s(0.96000001)}) == "0.000"          # never "-0.000"
+    assert _distance(CLAIMS_BY_KEY["ablation"], {"loss_linear": _s(4.7)}) == "not comparable"
+    assert _distance(CLAIMS_BY_KEY["recall"], {}) == "—"

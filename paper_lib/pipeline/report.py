@@ -75,6 +75,12 @@ class Claim:
         shown: metric-name prefixes shown but not counted for the seeds check (exact numbers such
             as a baseline or a state size, one value each).
         figure: a file under ``figures/<notebook>/`` to link.
+        headline: the one metric of the results table's "ours" cell (default: the first of
+            ``metrics``); a name ending in ``_`` is a family (``recall_acc_spen_``): its member with
+            the largest numeric suffix (the largest N or depth) is shown.
+        versus: the one metric of the "against" cell (the control or rival the rule compares with).
+        comparable: whether ours and the paper's number measure the same thing (same task and
+            scale), so that a "distance" means something; ``False`` shows "not comparable".
     """
 
     key: str
@@ -88,6 +94,9 @@ class Claim:
     prefixes: tuple[str, ...] = ()
     figure: str = ""
     shown: tuple[str, ...] = ()
+    headline: str = ""
+    versus: str = ""
+    comparable: bool = True
 
 
 BOUNDED = ("loss_linear", "loss_linear_attention", "loss_softmax_attention")
@@ -99,65 +108,72 @@ CLAIMS: tuple[Claim, ...] = (
           near("spcn_probe_acc_A", 0.960, 0.03, 0.08),
           gate=beats_negative_controls("spcn_probe_acc_A", ("spcn_untrained_acc_A", "spcn_level1_floor_acc_A")),
           prefixes=("spcn_level1_floor_acc_A", "spcn_untrained_acc_A"),
-          figure="table1.md"),
+          figure="table1.md", versus="spcn_level1_floor_acc_A"),
     Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces",
           "implied (PGHU learns the representation)", None, "01_grammar_probe",
           ("spcn_learned_feat_acc_A", "spcn_level1_floor_acc_A"),
           beats("spcn_learned_feat_acc_A", "spcn_level1_floor_acc_A"),
           gate=ceiling_above_floor("spcn_backprop_acc_A", "spcn_level1_floor_acc_A"),
-          prefixes=("spcn_backprop_acc_A", "spcn_untrained_acc_A"), figure="table1.md"),
+          prefixes=("spcn_backprop_acc_A", "spcn_untrained_acc_A"), figure="table1.md",
+          versus="spcn_level1_floor_acc_A"),
     Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary); the total mixes function words and content words",
           "0.618", 0.618, "02_transfer", ("spcn_acc_B",), near("spcn_acc_B", 0.618, 0.10, 0.20),
           gate=beats_negative_controls("spcn_acc_B", ("spcn_none_acc_B",)),
-          prefixes=("spcn_function_acc_B", "spcn_content_acc_B", "spcn_none_acc_B"), figure="table2.md"),
+          prefixes=("spcn_function_acc_B", "spcn_content_acc_B", "spcn_none_acc_B"), figure="table2.md",
+          versus="spcn_none_acc_B"),
     Claim("deep", "SPCN on deep-embedded roles (depth >= 2)", "0.84", 0.84, "02_transfer",
           ("spcn_deep_acc_A",), near("spcn_deep_acc_A", 0.84, 0.05, 0.12),
           prefixes=("spcn_deep_acc_hard", "bigru_deep_acc_hard", "gru_causal_deep_acc_hard"),
-          figure="accuracy_by_depth.png"),
+          figure="accuracy_by_depth.png", versus="spcn_deep_acc_hard"),
     Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like "
           "(causal vs causal GRU; bidirectional vs BiGRU without <unk> training)", "SPCN > BiGRU", None,
           "02_transfer", ("spcn_struct_acc_B", "gru_causal_struct_acc_B", "spcn_bidir_struct_acc_B",
                           "bigru_nounk_struct_acc_B"),
           all_of(beats("spcn_struct_acc_B", "gru_causal_struct_acc_B"),
                  beats("spcn_bidir_struct_acc_B", "bigru_nounk_struct_acc_B")),
-          prefixes=("bigru_struct_acc_B",), figure="role_groups.md"),
+          prefixes=("bigru_struct_acc_B",), figure="role_groups.md", versus="gru_causal_struct_acc_B"),
     Claim("content", "BiGRU far ahead on content-dependent roles that a causal reader can see (within A); roles "
           "fixed by a later verb are a causality confound, shown apart", "BiGRU >> SPCN", None, "02_transfer",
           ("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A"),
           beats("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A", margin=0.10),
           prefixes=("bigru_lexical_acc_A", "spcn_lexical_acc_A", "gru_causal_lexical_causal_acc_A"),
-          figure="role_groups.md"),
+          figure="role_groups.md", versus="spcn_lexical_causal_acc_A"),
     Claim("ppl_gap", "EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)", "~7.9x", 260 / 33, "03_spen_train",
           ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), at_least("ppl_ratio", 3.9, 1.5),
           gate=first_gate(past_unigram(("spen", "transformer")),
                           copies_in_context("transformer_induction_score", "transformer_val_loss")),
-          prefixes=("transformer_induction_score", "spen_induction_score"), figure="table3_perplexity.md"),
+          prefixes=("transformer_induction_score", "spen_induction_score"), figure="table3_perplexity.md",
+          versus="transformer_induction_score", comparable=False),
     Claim("ablation", "Predictor ablation: linear, linear attention, softmax attention give the same loss",
           "7.60 nats, all three", 7.60, "04_predictor_ablation", BOUNDED, spread(BOUNDED, 0.02, 0.05),
           gate=first_gate(copies_in_context("induction_transformer", "loss_transformer"),
                           unbounded_beats_bounded(BOUNDED, UNBOUNDED)),
-          prefixes=UNBOUNDED + ("induction_transformer",), figure="table4_ablation.md"),
+          prefixes=UNBOUNDED + ("induction_transformer",), figure="table4_ablation.md",
+          versus="loss_softmax_attention", comparable=False),
     Claim("recall", "Attention recalls what SPEN's compressed state does not (associative recall, SPEN vs the "
           "Transformer as N grows)", "beyond the paper", None, "05_associative_recall", (),
           recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
           gate=solves("recall_acc_transformer_", RECALL_SOLVED), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
-          figure="recall_by_pairs.png", shown=("recall_baseline_",)),
+          figure="recall_by_pairs.png", shown=("recall_baseline_",),
+          headline="recall_acc_spen_", versus="recall_acc_transformer_"),
     Claim("recall_attribution", "The loss is the fixed traces' own: the best reader of the fixed traces fails where a "
           "learned recurrence of equal state succeeds", "beyond the paper (the paper's mechanism)", None,
           "05_associative_recall", (), traces_lose("recall_acc_spen_", "recall_acc_gru_", "recall_acc_oracle_"),
           gate=any_solves(("recall_acc_transformer", "recall_acc_spen_token_attention"), RECALL_SOLVED),
           prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_oracle_"), figure="recall_by_pairs.png",
-          shown=("recall_baseline_", "recall_state_")),
+          shown=("recall_baseline_", "recall_state_"), headline="recall_acc_oracle_", versus="recall_acc_spen_"),
     Claim("time_map", "Fixed-rate traces keep structure where they lose identity (lag 2, vocabulary / width 16)",
           "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
           ("time_identity_bank", "time_structure_bank"),
           structure_outlives_identity("time_identity_bank", "time_structure_bank",
                                       learned=("time_identity_gru", "time_structure_gru")),
           gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5), oracle_loses("time_identity_oracle")),
-          prefixes=("time_identity_gru", "time_structure_gru"), figure="time_map.png"),
+          prefixes=("time_identity_gru", "time_structure_gru"), figure="time_map.png",
+          versus="time_structure_bank"),
     Claim("depth_map", "Fixed-coefficient accumulation dilutes across depth; learned selection avoids it",
           "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
-          gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png"),
+          gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png",
+          headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_"),
 )
 CLAIMS_BY_KEY = {c.key: c for c in CLAIMS}
 
@@ -184,7 +200,20 @@ METRIC_LABELS: dict[str, str] = {
     "loss_selective": "selective EMA (nats)", "loss_transformer": "Transformer (nats)",
     "transformer_induction_score": "Transformer induction score (nats)",
     "spen_induction_score": "SPEN induction score (nats)", "induction_transformer": "Transformer induction score (nats)",
+    "spcn_none_acc_B": "SPCN without learning on B", "spcn_none_acc_A": "SPCN without learning on A",
+    "time_identity_bank": "token identity from the fixed trace bank (linear probe)",
+    "time_identity_bank_easy": "token identity from the fixed trace bank, easiest cell",
+    "time_structure_bank": "structural class from the fixed trace bank",
+    "time_identity_gru": "token identity from the GRU state (equal size)",
+    "time_identity_gru_easy": "token identity from the GRU state, easiest cell",
+    "time_structure_gru": "structural class from the GRU state (equal size)",
+    "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
+    "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
 }
+DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
+              "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",
+              "lnscale": "fixed 1/sqrt(l) rescaling"}
+_KEY = re.compile(r"\b[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
 
 def label(name: str) -> str:
@@ -202,7 +231,21 @@ def label(name: str) -> str:
     m = re.fullmatch(r"recall_acc_spen_([a-z_]+)", name)
     if m:
         return f"SPEN-{m.group(1)} recall, largest N"
+    m = re.fullmatch(r"depth_(both|copy|state)_acc_([a-z]+)_(\d+)", name)
+    if m and m.group(2) in DEPTH_ARMS:
+        what = {"both": "first token and state", "copy": "first token", "state": "state"}[m.group(1)]
+        return f"{DEPTH_ARMS[m.group(2)]}, {what} at L={m.group(3)}"
+    m = re.fullmatch(r"lag(\d+)_(identity|role)_acc_(bank|gru)", name)
+    if m:
+        who = "EMA trace bank" if m.group(3) == "bank" else "GRU state"
+        return f"word {m.group(2)} at lag {m.group(1)}, {who}"
     return METRIC_LABELS.get(name, name)
+
+
+def plain(text: str) -> str:
+    """``text`` with every metric name that has a plain-language label replaced by it (rules and
+    reasons are written with metric names; the report and the notebooks show words)."""
+    return _KEY.sub(lambda mo: label(mo.group()) if label(mo.group()) != mo.group() else mo.group(), text or "")
 
 
 @dataclass(frozen=True)
@@ -215,7 +258,8 @@ class Verdict:
 
     def markdown(self, claim: Claim) -> str:
         """One line for a notebook: the claim, the verdict in bold, the reason."""
-        return f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({self.reason}). Rule: {claim.rule.__doc__}."
+        return (f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({plain(self.reason)}). "
+                f"Rule: {plain(claim.rule.__doc__)}.")
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
@@ -272,11 +316,42 @@ def _fmt(s: Mapping[str, float]) -> str:
     return f"{head} ± {ci:.0f}" if big else f"{head} ± {ci:.2g}"
 
 
-def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFrame:
-    """One row per claim: ``claim, paper, ours, distance, holds, why, rule, source``.
+def _member(m: Metrics, name: str) -> str | None:
+    """``name`` itself, or for a family (``name`` ending in ``_``) its member with the largest
+    numeric suffix; ``None`` if absent."""
+    if not name.endswith("_"):
+        return name if name in m else None
+    sizes = [int(k[len(name):]) for k in m if k.startswith(name) and k[len(name):].isdigit()]
+    return f"{name}{max(sizes)}" if sizes else None
 
-    ``distance`` is ours minus the paper's number where the paper gives one; ``holds`` is
-    :func:`decide`'s verdict. Links are relative to ``figures``.
+
+def _cell(m: Metrics, name: str) -> str:
+    """One number for the results table: ``"0.944 ± 0.0023 (SPCN probe accuracy on A)"``, or "—"."""
+    key = _member(m, name) if name else None
+    return f"{_fmt(m[key])} ({label(key)})" if key else "—"
+
+
+def _distance(c: Claim, m: Metrics) -> str:
+    """Ours minus the paper's number, only where both measure the same thing."""
+    if c.paper_value is None:
+        return "—"
+    if not c.comparable:
+        return "not comparable"
+    if not c.metrics or c.metrics[0] not in m:
+        return "—"
+    d = float(m[c.metrics[0]]["mean"]) - c.paper_value
+    text = f"{d:+.3f}" if abs(d) < 10 else f"{d:+.0f}"
+    return "0.000" if text in ("+0.000", "-0.000") else text
+
+
+def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFrame:
+    """One row per claim, in the order of ``claims``.
+
+    Columns: ``key, notebook, claim, paper, headline`` (ours: one number ± CI),
+    ``versus`` (the control or rival the rule compares with: one number), ``distance`` (ours minus
+    the paper's number where the two are comparable), ``holds`` (:func:`decide`'s verdict),
+    ``why``, ``rule`` (both in plain words), ``ours`` (every number the claim reads, ``;``-separated),
+    ``source`` (links relative to ``figures``).
     """
     rows = []
     for c in claims:
@@ -284,8 +359,9 @@ def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFr
         source = f"[{c.notebook}](../notebooks/{c.notebook}.py)"
         if c.figure and (figures / c.notebook / c.figure).exists():
             source += f", [{c.figure}]({c.notebook}/{c.figure})"
-        row = {"claim": c.claim, "paper": c.paper, "rule": c.rule.__doc__, "source": source,
-               "ours": "—", "distance": "—", "why": ""}
+        row = {"key": c.key, "notebook": c.notebook, "claim": c.claim, "paper": c.paper,
+               "rule": plain(c.rule.__doc__), "source": source, "ours": "—", "headline": "—", "versus": "—",
+               "distance": "—", "why": ""}
         if doc is None:
             rows.append({**row, "holds": "not run yet"})
             continue
@@ -297,11 +373,12 @@ def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFr
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        if c.paper_value is not None and c.metrics and c.metrics[0] in m:
-            d = float(m[c.metrics[0]]["mean"]) - c.paper_value
-            row["distance"] = f"{d:+.3f}" if abs(d) < 10 else f"{d:+.0f}"
-        rows.append({**row, "holds": verdict.holds, "why": verdict.reason})
-    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "distance", "holds", "why", "rule", "source"])
+        row["headline"] = _cell(m, c.headline or (c.metrics[0] if c.metrics else ""))
+        row["versus"] = _cell(m, c.versus)
+        row["distance"] = _distance(c, m)
+        rows.append({**row, "holds": verdict.holds, "why": plain(verdict.reason)})
+    return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
+                                       "holds", "why", "rule", "ours", "source"])
 
 
 def _md_cell(v):
@@ -312,32 +389,54 @@ def _md_cell(v):
     return v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
+def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
+    """The results table: ``# | claim | paper | ours ± CI | against | distance | verdict``, one
+    number per cell, each claim linked by ``link`` (formatted with the row's ``key`` and
+    ``notebook``) to its details (the rule, the reasoning, every number)."""
+    t = table.map(_md_cell)
+    short = pd.DataFrame({
+        "#": range(1, len(t) + 1),
+        "claim": [f"[{r.claim}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
+        "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "distance": t.distance,
+        "verdict": t.holds})
+    return short.to_markdown(index=False)
+
+
 def render(table: pd.DataFrame, profile: str) -> str:
-    """The Markdown report for ``table``."""
+    """The Markdown report for ``table``: the summary, the results table, then one section per
+    claim (anchor ``claim-<key>``) with the verdict's reasoning, the rule and every number."""
     counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-    table = table.map(_md_cell)
+    details = []
+    for i, r in enumerate(table.itertuples(), 1):
+        numbers = "\n".join(f"- {_md_cell(x.strip())}" for x in r.ours.split(";")) if r.ours != "—" else "- none yet"
+        details.append(
+            f'<a id="claim-{r.key}"></a>\n\n### {i}. {_md_cell(r.claim)}\n\n'
+            f"**Verdict: {_md_cell(r.holds)}.** {_md_cell(r.why)}\n\n"
+            f"Rule (stated before the run): {_md_cell(r.rule)}.\n\n"
+            f"Numbers (mean ± 95% CI over seeds):\n\n{numbers}\n\nSource: {r.source}\n")
     return (f"# Reproduction report ({profile} profile)\n\n"
             "Generated by `python -m paper_lib.pipeline.report` from every notebook's `metrics.json`; "
-            "do not edit by hand. Ours: mean ± 95% CI over n seeds. Distance: ours minus the paper's "
-            "number. A claim is *not informative at this budget* when its control did not differ as it "
-            "must (the reason is given); each rule is written in `paper_lib/pipeline/report.py`.\n\n"
-            f"Summary: {summary}.\n\n{table.to_markdown(index=False)}\n")
+            "do not edit by hand. Ours: mean ± 95% CI over seeds; *against*: the control or rival "
+            "the claim's rule compares with. Distance: ours minus the paper's number, only where both "
+            "measure the same thing. A claim is *not informative at this budget* when its control did "
+            "not differ as it must; each claim's section below gives the reason, the rule and every "
+            "number.\n\n"
+            f"Summary: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
 
 
 def update_readme(readme: Path, table: pd.DataFrame) -> bool:
-    """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->``."""
+    """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the
+    results table, its claims linked to their sections of ``figures/REPORT.md``."""
     if not readme.exists():
         return False
     text = readme.read_text()
     start, end = "<!-- report:start -->", "<!-- report:end -->"
     if start not in text or end not in text:
         return False
-    short = table[["claim", "paper", "ours", "distance", "holds"]]
-    short = short.map(_md_cell).to_markdown(index=False)
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    write_text(readme, f"{head}{start}\n{short}\n{end}{tail}")
+    write_text(readme, f"{head}{start}\n{results_markdown(table, 'figures/REPORT.md#claim-{key}')}\n{end}{tail}")
     return True
 
 
