@@ -63,14 +63,14 @@ from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
-from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 settings = settings_for(profile, overrides)
 out = Outputs("01_grammar_probe", profile, as_dict(settings), settings.seeds)
 n_seeds = len(settings.seeds)
 t_start = time.perf_counter()
-display(settings)
+display(settings_table(settings))
 
 # %% [markdown]
 # ## The 20 roles

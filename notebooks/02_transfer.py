@@ -47,13 +47,13 @@ from paper_lib.experiments.transfer import run_seed, settings_for
 from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
-from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci as fmt
 
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 n_seeds, t_start = len(settings.seeds), time.perf_counter()
-display(settings)
+display(settings_table(settings))
 
 # %% [markdown]
 # ## What Grammar B holds that training never showed

@@ -77,3 +77,15 @@ def test_a_config_checks_its_fields_however_it_is_made():
     with pytest.raises(ValueError, match=r"^TrainConfig.min_lr_frac=2: must be a finite number >= 0 and <= 1$"):
         TrainConfig(min_lr_frac=2)
     assert TrainConfig(warmup_steps=0, ckpt_every=0, seed=0).warmup_steps == 0
+
+
+def test_settings_table_one_row_per_section():
+    from paper_lib.experiments.grammar_probe import settings_for
+    from paper_lib.pipeline.settings import settings_table
+
+    table = settings_table(settings_for("smoke"))
+    assert table.index[0] == "run" and "seeds=(0, 1)" in table.loc["run", "settings"]
+    assert table.loc["spcn (SPCNConfig)", "settings"].startswith("d_code=")
+    assert len(table) <= 6                                  # a few rows, not one per field
+    with pytest.raises(TypeError, match="needs a dataclass instance, got dict"):
+        settings_table({"a": 1})

@@ -208,6 +208,29 @@ def as_dict(obj) -> dict[str, Any]:
     return dataclasses.asdict(obj)
 
 
+def settings_table(obj) -> Any:
+    """The settings as a short table (a ``pandas.DataFrame``) for a notebook page: one row per section (the top-level
+    scalars first, then one row per nested config), its fields as ``name=value`` in one cell.
+
+    Our design (the paper is silent): a dataclass repr is one unreadable line; a row per field is
+    forty rows. Raises ``TypeError`` if ``obj`` is not a dataclass instance.
+    """
+    import pandas as pd
+
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        raise TypeError(f"settings_table needs a dataclass instance, got {type(obj).__name__}")
+    top, rows = [], []
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            inner = ", ".join(f"{g.name}={getattr(value, g.name)!r}" for g in dataclasses.fields(value))
+            rows.append((f"{f.name} ({type(value).__name__})", inner))
+        else:
+            top.append(f"{f.name}={value!r}")
+    table = pd.DataFrame([("run", ", ".join(top))] + rows, columns=["section", "settings"]).set_index("section")
+    return table
+
+
 def check_seed_list(seeds: Any, where: str = "seeds") -> list[int]:
     """``seeds`` as a list of distinct integers (the one seeds validator of the house).
 
