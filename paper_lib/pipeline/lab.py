@@ -76,7 +76,8 @@ def main(root: str | Path = REPO_ROOT) -> int:
     if created:
         print(f"lab/: copied {', '.join(p.name for p in created)} from notebooks/ (git ignores lab/; tweak there)")
     if differing:
-        print(f"lab/: kept {', '.join(p.name for p in differing)}, which differ from notebooks/ (your tweaks, or a "
+        which = "which differs" if len(differing) == 1 else "which differ"
+        print(f"lab/: kept {', '.join(p.name for p in differing)}, {which} from notebooks/ (your tweaks, or a "
               "notebook changed since the copy was made); delete a copy to start again from notebooks/")
     return 0
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -122,7 +123,7 @@ def _restore_advice(changes: list[tuple[str, str]], shown: int = 10) -> str:
     """The files of ``changes`` (:func:`uncommitted`) and how to get back to the committed sources,
     in one line; at most ``shown`` paths are listed (``git restore`` of the three folders beyond)."""
     def listed(paths: list[str]) -> str:
-        return " ".join(paths[:shown]) + (f" and {len(paths) - shown} more (git status)" if len(paths) > shown else "")
+        return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more (git status)" if len(paths) > shown else "")
 
     is_new = [status == "??" or status[0] == "A" for status, _ in changes]  # not in the commit
     new = [path for (_, path), fresh in zip(changes, is_new, strict=True) if fresh]
@@ -132,7 +133,8 @@ def _restore_advice(changes: list[tuple[str, str]], shown: int = 10) -> str:
         paths = [path for _, path in changed]
         parts.append(f"changed {listed(paths)}")
         staged = " --staged --worktree" if any(status[0] != " " for status, _ in changed) else ""
-        steps.append(f"`git restore{staged} -- {' '.join(paths if len(paths) <= shown else SOURCE_PATHS)}`")
+        restore = " ".join(shlex.quote(path) for path in (paths if len(paths) <= shown else SOURCE_PATHS))
+        steps.append(f"`git restore{staged} -- {restore}`")
     if new:
         parts.append(f"new {listed(new)}")
         steps.append("move the new files out of " + ", ".join(sorted({p.split('/')[0] + '/' for p in new})))
