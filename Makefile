@@ -87,7 +87,7 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of noteb
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(PY) -m nbstripout --install --attributes .gitattributes; fi
 	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
 	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
-	@$(PY) -m paper_lib.pipeline.lab
+	@$(PY) -m paper_lib.pipeline.lab .
 	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ARGS)
 
 # `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny).

@@ -1,6 +1,6 @@
 """The scratch copies that ``make lab`` opens: a tweak never touches a tracked notebook (issue 24).
 
-``python -m paper_lib.pipeline.lab`` (``make lab`` runs it before JupyterLab starts) copies each
+``python -m paper_lib.pipeline.lab [ROOT]`` (``make lab`` runs it before JupyterLab starts) copies each
 ``notebooks/NN_name.py`` that ``lab/`` lacks to ``lab/NN_name.py`` and writes
 ``lab/jupytext.toml`` (the repository's jupytext settings, the copy paired with
 ``lab/NN_name.ipynb``). ``lab/`` is git-ignored, so JupyterLab's autosave of an edited parameters
@@ -83,4 +83,4 @@ def main(root: str | Path = REPO_ROOT) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:2]))  # optional: the project root (default: this checkout's)
