@@ -71,8 +71,11 @@ $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_pro
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
 	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
 
-# JupyterLab with the notebook extra; notebooks/*.py open as notebooks (jupytext, paired with an
-# .ipynb that git ignores) and nbstripout keeps outputs out of any .ipynb that git sees.
+# JupyterLab with the notebook extra, on lab/: git-ignored copies of notebooks/*.py, made when
+# missing and never overwritten (paper_lib/pipeline/lab.py), so a tweak and Jupyter's autosave
+# never touch a tracked notebook. They open as notebooks (jupytext, paired with an .ipynb that
+# git ignores, with the python3 kernel of their header); nbstripout keeps outputs out of any
+# .ipynb that git sees.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 LAB_ARGS ?=
 
@@ -80,11 +83,12 @@ $(VENV)/.notebook-extra: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install -q -e ".[dev,notebook]"
 	@touch $@
 
-lab: $(VENV)/.notebook-extra  ## JupyterLab on notebooks/ (installs the notebook extra and the nbstripout git filter)
+lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of notebooks/ to tweak (installs the notebook extra)
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(PY) -m nbstripout --install --attributes .gitattributes; fi
 	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
 	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
-	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=notebooks $(LAB_ARGS)
+	@$(PY) -m paper_lib.pipeline.lab .
+	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ARGS)
 
 # `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny).
 test: | venv  ## unit tests plus every notebook at the smoke profile

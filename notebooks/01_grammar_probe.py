@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # Experiment 1a: a Hebbian network reads grammatical roles from EMA traces, and where the accuracy comes from
 #
@@ -29,6 +37,7 @@
 #    next-activity objective.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/01_grammar_probe.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}, "grammar": "hard"}
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)

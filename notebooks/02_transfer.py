@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # Experiment 1b: transfer to unseen words, structure versus content, judged like for like
 #
@@ -24,6 +32,7 @@
 # learning rules.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/02_transfer.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)

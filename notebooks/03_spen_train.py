@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 03 · SPEN, the EMA-only language model, against a matched Transformer
 #
@@ -24,6 +32,7 @@
 # section of `paper_lib/pipeline/profiles.py`.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/03_spen_train.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, nested as it is, e.g.
                  # {"seeds": [0], "spen": {"alphas": [0.5, 0.05]}, "train": {"lr": 1e-3}, "transformer": {"n_head": 4}}

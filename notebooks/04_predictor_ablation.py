@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 04 · The predictor ablation: is the bottleneck the traces or the reader?
 #
@@ -30,6 +38,7 @@
 # `paper_lib/pipeline/profiles.py`; the learning rates are those notebook 03's sweep chose.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/04_predictor_ablation.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, nested as it is, e.g.
                  # {"predictors": ["linear"], "spen": {"alphas": [0.5, 0.05], "n_head": 1}, "train": {"steps": 300}}

@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 05 · Associative recall: where fixed-decay traces lose token identity, and whether it is the traces
 #
@@ -42,6 +50,7 @@
 # them out for time.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/05_associative_recall.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section associative_recall
 overrides = {}   # any setting of paper_lib.experiments.associative_recall.Settings, e.g. {"seeds": [0, 1, 2, 3]}
 n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default); each training worker uses 1

@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # 06 · The boundary, mapped: in time and in depth
 #
@@ -39,6 +47,7 @@
 # five arms, no `gate`), before any run of this notebook.
 
 # %% tags=["parameters"]
+# Tweak these in your copy, lab/06_boundary_map.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section boundary_map
 overrides = {}   # any setting of paper_lib.experiments.boundary_map.Settings, e.g. {"depths": [4, 8, 16, 32]}
 n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default)

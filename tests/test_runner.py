@@ -202,7 +202,7 @@ def test_saving_from_jupyter_leaves_the_source_as_it_was(tmp_path, name):
         await cm.save(model, f"notebooks/{name}.py")
 
     asyncio.run(open_run_save())
-    assert source.read_text() == before  # no header, no Jupyter metadata written back
+    assert source.read_text() == before  # its header (the kernel) as it was, no other Jupyter metadata written back
     paired = nbformat.read(tmp_path / "notebooks" / f"{name}.ipynb", as_version=4)  # outputs live here
     assert any(o.get("text") == "ran\n" for c in paired.cells for o in c.get("outputs", []))
     assert subprocess.run(["git", "check-ignore", "-q", f"notebooks/{name}.ipynb"], cwd=ROOT).returncode == 0

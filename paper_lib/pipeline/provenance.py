@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -100,10 +101,56 @@ def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
     return int(stamp) if stamp.isdigit() else None
 
 
-def check_clean(commit: str, where: str = "figures/", reason: str | None = None) -> str:
+def uncommitted(root: Path = REPO_ROOT) -> list[tuple[str, str]]:
+    """The uncommitted changes under ``paper_lib/``, ``notebooks/`` and ``benchmarks/``, from
+    ``git status --porcelain``: ``(status, path)`` pairs, status git's two letters (``" M"``,
+    ``"M "``, ``"??"``, ...), path relative to ``root``; ``[]`` when git cannot say. Raises nothing."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", *SOURCE_PATHS],
+                             cwd=root, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    entries, fields = [], iter(out.split("\0"))
+    for field in fields:
+        if len(field) > 3:
+            entries.append((field[:2], field[3:]))
+            if field[0] in "RC":  # a rename or copy: the next field is where it came from
+                next(fields, None)
+    return entries
+
+
+def _restore_advice(changes: list[tuple[str, str]], shown: int = 10) -> str:
+    """The files of ``changes`` (:func:`uncommitted`) and how to get back to the committed sources,
+    in one line; at most ``shown`` paths are listed (``git restore`` of the three folders beyond)."""
+    def listed(paths: list[str]) -> str:
+        return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more (git status)" if len(paths) > shown else "")
+
+    is_new = [status == "??" or status[0] == "A" for status, _ in changes]  # not in the commit
+    new = [path for (_, path), fresh in zip(changes, is_new, strict=True) if fresh]
+    changed = [(status, path) for (status, path), fresh in zip(changes, is_new, strict=True) if not fresh]
+    parts, steps = [], []
+    if changed:
+        paths = [path for _, path in changed]
+        parts.append(f"changed {listed(paths)}")
+        staged = " --staged --worktree" if any(status[0] != " " for status, _ in changed) else ""
+        restore = " ".join(shlex.quote(path) for path in (paths if len(paths) <= shown else SOURCE_PATHS))
+        steps.append(f"`git restore{staged} -- {restore}`")
+    if new:
+        parts.append(f"new {listed(new)}")
+        steps.append("move the new files out of " + ", ".join(sorted({p.split('/')[0] + '/' for p in new})))
+    if not parts:  # git said dirty, then nothing (a change undone meanwhile)
+        return "commit them first, or run"
+    return (f"{'; '.join(parts)}; to publish the committed study, {' and '.join(steps)} (or commit the changes "
+            "if they are meant as the new default), or run")
+
+
+def check_clean(commit: str, where: str = "figures/", reason: str | None = None, root: Path = REPO_ROOT) -> str:
     """Return ``commit`` if results may be published from it: a known commit of committed sources.
 
-    ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message.
+    ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message;
+    ``root`` is the checkout whose uncommitted files (:func:`uncommitted`) the refusal names, with
+    the ``git restore`` that brings the committed sources back (issue 24: a tweak saved into a
+    tracked notebook must not be published as the default by following the advice to commit).
     Every way of publishing goes through here: the runner's ``--publish`` and a script's
     :class:`Outputs` with ``PAPER_LIB_PUBLISH=1`` (the benchmarks). Our design: the paper is silent.
 
@@ -118,9 +165,9 @@ def check_clean(commit: str, where: str = "figures/", reason: str | None = None)
         raise ValueError(f"refusing to publish to {where}: the commit of the sources cannot be determined{why}; "
                          f"run from a git clone, or {instead}")
     if commit.endswith("-dirty"):
-        raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}: "
-                         f"{', '.join(p + '/' for p in SOURCE_PATHS)} have changes); commit them first, or run "
-                         "without publishing (outputs then go to build/<profile>/figures/)")
+        raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}): "
+                         f"{_restore_advice(uncommitted(root))} without publishing (outputs then go to "
+                         "build/<profile>/figures/)")
     return commit
 
 
@@ -150,6 +197,19 @@ def runner_run() -> dict[str, Any] | None:
     return json.loads(text) if text else None
 
 
+def _session_source(root: Path | None) -> str | None:
+    """The notebook this Jupyter kernel was started for (``JPY_SESSION_NAME``, which jupyter_server
+    sets to its path), relative to ``root``: a run of a scratch copy is stamped ``lab/NN_name.py``,
+    not as the tracked notebook; ``None`` outside Jupyter or for a file outside ``root``."""
+    session = os.environ.get("JPY_SESSION_NAME")
+    if not session:
+        return None
+    try:
+        return str(Path(session).resolve().relative_to(Path(root if root is not None else REPO_ROOT).resolve()))
+    except ValueError:
+        return None
+
+
 def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
@@ -172,7 +232,8 @@ class Outputs:
         parameters: the settings the run used (recorded verbatim, must be JSON-able).
         seeds: the seeds the run averaged over.
         root: the project root (tests pass a temporary folder).
-        source: the file that produced the outputs (default ``notebooks/<notebook>.py``).
+        source: the file that produced the outputs (default: the runner's source, else the notebook
+            a Jupyter kernel was started for, e.g. ``lab/<notebook>.py``, else ``notebooks/<notebook>.py``).
         publish: write to ``figures/`` (not at ``smoke``); default: :func:`publishing`. Under the
             notebook runner, the runner decides and this is ignored.
 
@@ -189,11 +250,11 @@ class Outputs:
                  seeds: Iterable[int], root: Path | None = None, source: str | None = None,
                  publish: bool | None = None):
         self.notebook, self.profile = notebook, check_profile(profile)
-        self.source = source or f"notebooks/{notebook}.py"
+        run = runner_run()
+        self.source = source or (run or {}).get("source") or _session_source(root) or f"notebooks/{notebook}.py"
         self.parameters = _jsonable(dict(parameters))
         self.seeds = [int(s) for s in seeds]
         self.finished = False
-        run = runner_run()
         if run is not None:  # the runner owns the folders; it swaps them in when the notebook has run to the end
             if (run["notebook"], run["profile"]) != (notebook, profile):
                 raise ValueError(f"this kernel runs {run['notebook']} at profile {run['profile']}, not {notebook} "
@@ -201,14 +262,14 @@ class Outputs:
             self.root, self.dir, self._stage = Path(run["root"]), Path(run["dir"]), Path(run["stage"])
             self.commit, self.published, self._managed = run["git_commit"], bool(run["published"]), True
             if self.published:
-                check_clean(self.commit)  # the runner checked already; a stamp "unknown" never reaches figures/
+                check_clean(self.commit, root=self.root)  # the runner checked already; a stamp "unknown" never reaches figures/
             self._stage.mkdir(parents=True, exist_ok=True)
         else:
             self.root = Path(root) if root is not None else REPO_ROOT
             self.commit, reason = source_commit(self.root)
             self.published = bool(publishing() if publish is None else publish) and profile != "smoke"
             if self.published:
-                check_clean(self.commit, reason=reason)
+                check_clean(self.commit, reason=reason, root=self.root)
             self.dir, self._managed = output_dir(notebook, profile, self.root, self.published), False
             self._stage = fresh_dir(self.dir)
 

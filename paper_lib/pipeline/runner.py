@@ -208,6 +208,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
 
     Raises:
         ValueError: unknown profile, bad parameter (see :func:`check_notebook_parameters`),
+            publishing a source other than ``root/notebooks/<name>.py`` (a scratch copy in ``lab/``),
             publishing from uncommitted sources or from sources whose commit git cannot give, or
             publishing while the paired ``.ipynb`` has cells that differ from the source (without
             publishing, that is a one-line warning on stderr).
@@ -230,8 +231,13 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
     commit, reason = source_commit(p.root)
+    tracked = p.root / "notebooks" / source.name
+    if p.publishes and source != tracked:  # issue 24: a scratch copy (lab/, `make lab`) is never the default
+        raise ValueError(f"refusing to publish {_rel(source)}: only notebooks/{source.name}, committed, publishes to "
+                         f"figures/{p.name}/; run it without --publish (outputs then go to "
+                         f"{_rel(plan(source, profile, False, p.root).outputs)}/)")
     if p.publishes:
-        check_clean(commit, f"figures/{p.name}/", reason)
+        check_clean(commit, f"figures/{p.name}/", reason, p.root)
     _check_paired(source, p)
     text = source.read_text(encoding="utf-8")
     read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
@@ -242,7 +248,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     p.executed.parent.mkdir(parents=True, exist_ok=True)
     running = p.executed.parent / f".{p.name}.running-{os.getpid()}.ipynb"
     run = {"notebook": p.name, "profile": profile, "root": str(p.root), "dir": str(p.outputs),
-           "stage": str(stage), "git_commit": commit, "published": p.publishes}
+           "stage": str(stage), "git_commit": commit, "published": p.publishes, "source": _source_name(source, p.root)}
     if stream:
         why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
         print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
@@ -311,6 +317,14 @@ def _keep_failed(running: Path, failed: Path) -> None:
     failed.parent.mkdir(parents=True, exist_ok=True)
     if running.exists():
         os.replace(running, failed)
+
+
+def _source_name(source: Path, root: Path) -> str:
+    """``source`` as the stamps name it: relative to ``root`` (``notebooks/02_transfer.py``,
+    ``lab/02_transfer.py``), else its absolute path."""
+    with contextlib.suppress(ValueError):
+        return str(source.relative_to(root))
+    return str(source)
 
 
 def _rel(path: Path) -> str:

@@ -1,0 +1,86 @@
+"""The scratch copies that ``make lab`` opens: a tweak never touches a tracked notebook (issue 24).
+
+``python -m paper_lib.pipeline.lab [ROOT]`` (``make lab`` runs it before JupyterLab starts) copies each
+``notebooks/NN_name.py`` that ``lab/`` lacks to ``lab/NN_name.py`` and writes
+``lab/jupytext.toml`` (the repository's jupytext settings, the copy paired with
+``lab/NN_name.ipynb``). ``lab/`` is git-ignored, so JupyterLab's autosave of an edited parameters
+cell lands in a file that ``make all`` never reads and git never sees; a copy already there is
+never overwritten (it holds the researcher's tweak), and one that differs from its notebook is
+named in one line (a tweak, or a notebook that changed since the copy was made: delete the copy
+for a fresh one). A copy runs from Jupyter or through the runner without ``--publish``; either way
+its outputs go to ``build/<profile>/figures/<notebook>/``, and the runner refuses to publish any
+source outside ``notebooks/`` (:func:`paper_lib.pipeline.runner.run_notebook`). Changing a default
+is done deliberately in ``notebooks/NN_name.py`` and committed.
+
+Our design: the paper is silent.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]  # as provenance.REPO_ROOT; standard library only
+LAB_DIR = "lab"  # git-ignored (.gitignore)
+NOTEBOOK_GLOB = "[0-9][0-9]_*.py"
+# jupytext.toml's filters, with the copy paired beside itself (the repository's `formats` pairs
+# notebooks/ only); tests/test_notebook_sources.py checks that the filters are the repository's.
+LAB_JUPYTEXT = """\
+# Written by `make lab` (paper_lib/pipeline/lab.py): the repository's jupytext.toml for the
+# git-ignored copies in lab/, each paired with its lab/NN_name.ipynb (outputs).
+formats = "ipynb,py:percent"
+notebook_metadata_filter = "kernelspec,-all"
+cell_metadata_filter = "tags,-all"
+"""
+
+
+def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]]:
+    """Create ``root/lab/`` with a copy of every ``root/notebooks/NN_name.py`` it lacks, and
+    ``lab/jupytext.toml``; no existing copy is overwritten.
+
+    Returns:
+        ``(created, differing)``: the copies made now, and the copies already there whose bytes
+        differ from their notebook's (a tweak, or a notebook changed since).
+
+    Raises:
+        FileNotFoundError: ``root/notebooks/`` holds no ``NN_name.py``.
+    """
+    root = Path(root)
+    sources = sorted((root / "notebooks").glob(NOTEBOOK_GLOB))
+    if not sources:
+        raise FileNotFoundError(f"no notebooks/{NOTEBOOK_GLOB} under {root}")
+    lab = root / LAB_DIR
+    lab.mkdir(exist_ok=True)
+    config = lab / "jupytext.toml"
+    if not config.is_file() or config.read_text() != LAB_JUPYTEXT:
+        config.write_text(LAB_JUPYTEXT)
+    created, differing = [], []
+    for source in sources:
+        copy = lab / source.name
+        if not copy.exists():
+            shutil.copy2(source, copy)
+            created.append(copy)
+        elif copy.read_bytes() != source.read_bytes():
+            differing.append(copy)
+    return created, differing
+
+
+def main(root: str | Path = REPO_ROOT) -> int:
+    """Make the copies and say in one line each what was made and which copies differ."""
+    root = Path(root)
+    try:
+        created, differing = scratch_copies(root)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if created:
+        print(f"lab/: copied {', '.join(p.name for p in created)} from notebooks/ (git ignores lab/; tweak there)")
+    if differing:
+        which = "which differs" if len(differing) == 1 else "which differ"
+        print(f"lab/: kept {', '.join(p.name for p in differing)}, {which} from notebooks/ (your tweaks, or a "
+              "notebook changed since the copy was made); delete a copy to start again from notebooks/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:2]))  # optional: the project root (default: this checkout's)
