@@ -285,7 +285,7 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     lines += ["", *notes, ""]
     if headline:
         lines += ["## The headline figure", "", f"![{md_escape(headline_alt)}]({headline})", "",
-                  f"{md_escape(headline_alt)} (from notebook {HEADLINE[0]}).", ""]
+                  f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb), where it is explained.", ""]
     lines += ["## How to rerun", "",
               "```bash", "make all            # every notebook at PROFILE=cpu, the report, and this site (docs/)",
               "make all PROFILE=smoke  # minutes: checks the plumbing, proves nothing",
@@ -339,10 +339,11 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[st
     if not paths:
         raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
     rows = claim_rows(figures)
-    names = []
+    names, titles = [], {}
     for path in paths:
         name = path.stem
         nb = nbformat.read(path, as_version=4)
+        titles[name] = notebook_title(nb, name)
         meta_path = figures / name / "metrics.json"
         run = ""
         if meta_path.exists():
@@ -357,7 +358,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[st
     if head.exists():
         rel = f"{HEADLINE[1]}.png"
         shutil.copyfile(head, staging / rel)
-    alt = figure_alt(figures, HEADLINE[0], HEADLINE[1])
+    alt = figure_alt(figures, HEADLINE[0], HEADLINE[1], titles.get(HEADLINE[0], ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt), encoding="utf-8")
     (staging / "_config.yml").write_text(_config(profile), encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
@@ -411,9 +412,15 @@ def fix_alt_text(site: Path) -> int:
     return fixed
 
 
+def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
+    """Where the site of ``profile`` goes: ``docs/`` (committed, served as pages) at cpu and
+    paper; ``build/smoke/docs/`` at smoke, which never publishes (as :func:`output_dir`)."""
+    return Path(root) / "build" / "smoke" / "docs" if check_profile(profile) == "smoke" else Path(root) / "docs"
+
+
 def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, executed: Path | None = None,
           figures: Path | None = None) -> Path:
-    """Build the site of ``profile`` and replace ``out`` (default ``<root>/docs``) with it.
+    """Build the site of ``profile`` and replace ``out`` (default :func:`site_dir`) with it.
 
     Inputs: ``executed`` (default ``build/executed/<profile>``) and ``figures`` (default the
     profile's figures folder, ``figures/`` at cpu and paper, ``build/smoke/figures/`` at smoke).
@@ -429,7 +436,7 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
         raise RuntimeError("jupyter-book is not installed; install the site extra: "
                            "pip install -e '.[site]' (`make site` does)")
     root = Path(root)
-    out = Path(out) if out is not None else root / "docs"
+    out = Path(out) if out is not None else site_dir(profile, root)
     executed = Path(executed) if executed is not None else root / "build" / "executed" / profile
     figures = Path(figures) if figures is not None else output_dir("x", profile, root).parent
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
@@ -458,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.site",
                                  description="Build the static site docs/ from the executed notebooks.")
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
-    ap.add_argument("--out", type=Path, default=None, help="the site's folder (default: docs/)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the site's folder (default: docs/, at smoke build/smoke/docs/)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
