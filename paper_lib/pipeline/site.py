@@ -161,8 +161,8 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
         if numbers:
             lines += ["```{dropdown} All our numbers for this claim", *[f"- {md_escape(n)}" for n in numbers],
                       "```", ""]
-    lines += ["The code that made every number is folded under each output: click a cell's "
-              "*Show code* to open it.", ""]
+    lines += ["The code that made every number is folded above each output: click *Show code cell source* "
+              "to open it.", ""]
     return "\n".join(lines)
 
 
