@@ -11,15 +11,13 @@ table of :func:`paper_lib.pipeline.report.claims_table`, and writes
   its verdict, reason, rule and all our numbers), every code cell folded (a reader can open it),
   the parameters cells removed, images with alt text.
 
-The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): it is the
-Jupyter ecosystem's standard book builder, it renders executed notebooks without executing
-them again (``execute_notebooks: off``), folds code by cell tag (``hide-input``), resolves
-MyST anchors across pages, and installs from PyPI alone with its theme's CSS, JavaScript and
-fonts bundled, so it builds and reads offline. Jupyter Book 2 (MyST-MD) needs Node.js and
-downloads its theme at build time, so it cannot build here. The one remote asset Sphinx would
-add, MathJax from a CDN, is not loaded: the ``dollarmath`` and ``amsmath`` extensions are off
-(the notebooks write no math) and :func:`remote_assets` fails the build should any page still
-reference a remote script, stylesheet or image.
+The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): the
+Jupyter ecosystem's standard book builder; it renders executed notebooks without running them
+(``execute_notebooks: off``), folds code by cell tag (``hide-input``), resolves MyST anchors
+across pages, and installs from PyPI with its theme's CSS, JavaScript and fonts bundled, so it
+builds and reads offline. Jupyter Book 2 (MyST-MD) needs Node.js and downloads its theme at build
+time. MathJax (from a CDN) is off with the ``dollarmath`` extension (the notebooks write no math),
+and :func:`remote_assets` fails the build should a page still load a remote asset.
 
 The site is built in a staging folder beside ``docs/`` and replaces it in one rename
 (:func:`paper_lib.pipeline.atomic.replace_dir`); ``docs/.nojekyll`` makes GitHub Pages serve
@@ -38,8 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import nbformat
 
@@ -143,10 +142,7 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
     """The Findings cell of a notebook page: its title (``# ...``), then per claim an anchor
     ``(claim-<key>)=``, a heading, the verdict, paper and ours, the reason, the rule and all
     our numbers (folded)."""
-    lines = [f"# {title}", "", "## Findings", ""]
-    if run:
-        lines += [run, ""]
-    rows = list(rows)
+    lines, rows = [f"# {title}", "", "## Findings", "", run, ""], list(rows)
     if not rows:
         lines += ["This notebook decides no claim of the report; its figures and tables are below.", ""]
     for r in rows:
@@ -154,10 +150,7 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
         lines += [f"(claim-{r['key']})=", f"### {md_escape(r['claim'])}", "",
                   f"**Verdict: {md_escape(r['holds'])}.** Paper: {md_escape(r['paper'])}; "
                   f"ours: {md_escape(r['headline'])}.", ""]
-        if r["why"]:
-            lines += [f"*Why:* {md_escape(r['why'])}.", ""]
-        if r["rule"]:
-            lines += [f"*Rule:* {md_escape(r['rule'])}.", ""]
+        lines += [f"*{k.title()}:* {md_escape(r[k])}.\n" for k in ("why", "rule") if r[k]]
         if numbers:
             lines += ["```{dropdown} All our numbers for this claim", *[f"- {md_escape(n)}" for n in numbers],
                       "```", ""]
@@ -167,20 +160,6 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
 
 
 # --------------------------------------------------------------------------- notebook pages
-
-def _is_empty(cell: Mapping[str, Any]) -> bool:
-    return not cell.get("source", "").strip() and not cell.get("outputs")
-
-
-def _image_outputs(cell: Mapping[str, Any]) -> list[int]:
-    return [i for i, o in enumerate(cell.get("outputs", []))
-            if any(k.startswith("image/") for k in o.get("data", {}))]
-
-
-def _saved_figures(source: str) -> list[str]:
-    """The figure stems a code cell saves (``out.save_figure(fig, "stem")``), in order."""
-    return re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", source)
-
 
 def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
                      notebook: str, run: str = "") -> nbformat.NotebookNode:
@@ -197,20 +176,16 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
     nb = copy.deepcopy(nb)
     title = notebook_title(nb, notebook)
     cells = [c for c in nb.cells if not PARAMETER_TAGS & set(c.get("metadata", {}).get("tags", []))]
-    while cells and _is_empty(cells[-1]):
+    while cells and not cells[-1].source.strip() and not cells[-1].get("outputs"):
         cells.pop()
     out: list[nbformat.NotebookNode] = [nbformat.v4.new_markdown_cell(findings_markdown(title, rows, run))]
     title_done = False
     for cell in cells:
-        if cell.cell_type == "markdown":
-            src = cell.source
-            if not title_done:
-                src, n = re.subn(r"^# .+\n?", "## The experiment\n", src, count=1, flags=re.M)
-                title_done = n > 0
-            cell.source = escape_tags(src)
-            out.append(cell)
-            continue
+        if cell.cell_type == "markdown" and not title_done:
+            cell.source, n = re.subn(r"^# .+\n?", "## The experiment\n", cell.source, count=1, flags=re.M)
+            title_done = n > 0
         if cell.cell_type != "code":
+            cell.source = escape_tags(cell.source) if cell.cell_type == "markdown" else cell.source
             out.append(cell)
             continue
         tags = list(cell.metadata.get("tags", []))
@@ -229,26 +204,19 @@ def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, tit
     """``cell`` as one or more cells whose image outputs carry alt text (``mystnb.image.alt``,
     which MyST-NB applies to every image of a cell): one stem per image where the cell saves as
     many figures as it shows, else every stem in one alt text."""
-    images = _image_outputs(cell)
-    if not images:
-        return [cell]
-    stems = _saved_figures(cell.source)
+    images = [i for i, o in enumerate(cell.outputs) if any(k.startswith("image/") for k in o.get("data", {}))]
+    stems = re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", cell.source)  # out.save_figure(fig, "x")
     alts = [figure_alt(figures, notebook, s, title) for s in stems]
-    if len(alts) != len(images) or len(images) == 1:
-        alt = "; ".join(alts) if alts else f"A figure of {title}"
-        cell.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
-        return [cell]
-    pieces, outputs = [], cell.outputs
+    if len(alts) != len(images) or len(images) < 2:
+        alts = ["; ".join(alts) or f"A figure of {title}"] if images else []
+        images = images[:1]
+    pieces = []
     for k, alt in enumerate(alts):
-        start = 0 if k == 0 else images[k]
-        end = images[k + 1] if k + 1 < len(images) else len(outputs)
-        piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell("")
-        if k:
-            piece.metadata["tags"] = ["remove-input"]
-        piece.outputs = outputs[start:end]
+        piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell("", metadata={"tags": ["remove-input"]})
+        piece.outputs = cell.outputs[0 if k == 0 else images[k]:images[k + 1] if k + 1 < len(images) else None]
         piece.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
         pieces.append(piece)
-    return pieces
+    return pieces or [cell]
 
 
 # --------------------------------------------------------------------------- the landing page
@@ -257,11 +225,8 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     """The Markdown of ``index.md``: the paper's claims, what we find, the results table (one row
     per claim, the claim linking to ``claim-<key>``, reason and rule as footnotes), the headline
     figure ``headline`` (a path relative to the page, or None) and how to rerun."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        word = r["holds"].split(":")[0]
-        counts[word] = counts.get(word, 0) + 1
-    found = ", ".join(f"**{n}** {w}" for w, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    counts = Counter(r["holds"].split(":")[0] for r in rows)
+    found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
     decided = [r for r in rows if r["holds"] in ("yes", "partly", "no")]
     lines = ["# EMA Is Not All You Need: a reproduction", "",
              "## What the paper claims", "", PAPER_SUMMARY, "",
@@ -269,10 +234,8 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
              f"Of the {len(rows)} claims we test (at the `{profile}` profile): {found}. "
              "A claim is *not informative at this budget* when its control did not differ as it must for "
              "the experiment to have power; the footnote of each verdict says why.", ""]
-    for r in decided:
-        lines.append(f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**.")
-    if decided:
-        lines.append("")
+    lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in decided]
+    lines += [""] if decided else []
     lines += ["## Results", "",
               "Ours: mean ± 95% confidence interval over seeds; each claim links to its notebook's findings, "
               "where every number, the reason and the rule are given.", "",
@@ -296,36 +259,20 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
 
 # --------------------------------------------------------------------------- the build
 
-def _config(profile: str) -> str:
-    """Jupyter Book's ``_config.yml``: no execution, no remote assets, no launch buttons."""
-    return "\n".join([
-        "title: EMA Is Not All You Need, a reproduction",
-        "author: the paper_lib companion",
-        'copyright: ""',
-        "only_build_toc_files: true",
-        "execute:",
-        "  execute_notebooks: 'off'",
-        "parse:",
-        "  myst_enable_extensions: [colon_fence, substitution]",
-        "html:",
-        "  use_repository_button: false",
-        "  use_issues_button: false",
-        "  use_edit_page_button: false",
-        "launch_buttons:",
-        "  thebe: false",
-        "sphinx:",
-        "  config:",
-        "    html_show_copyright: false",
-        "    html_copy_source: false",
-        "    html_show_sourcelink: false",
-        "    html_last_updated_fmt: ''",
-        "    html_theme_options:",
-        "      use_download_button: false",
-        "      use_fullscreen_button: false",
-        "    nb_merge_streams: true",
-        "    suppress_warnings: [myst.header, mystnb.unknown_mime_type]",
-        "",
-    ])
+# Jupyter Book's _config.yml (JSON is YAML): no execution, no math (MathJax would come from a
+# CDN), no launch or download buttons, no copies of the sources.
+BOOK_CONFIG = {
+    "title": "EMA Is Not All You Need, a reproduction", "author": "the paper_lib companion", "copyright": "",
+    "only_build_toc_files": True, "execute": {"execute_notebooks": "off"},
+    "parse": {"myst_enable_extensions": ["colon_fence", "substitution"]},
+    "html": {"use_repository_button": False, "use_issues_button": False, "use_edit_page_button": False},
+    "launch_buttons": {"thebe": False},
+    "sphinx": {"config": {
+        "html_show_copyright": False, "html_copy_source": False, "html_show_sourcelink": False,
+        "html_last_updated_fmt": "", "nb_merge_streams": True,
+        "html_theme_options": {"use_download_button": False, "use_fullscreen_button": False},
+        "suppress_warnings": ["myst.header", "mystnb.unknown_mime_type"]}},
+}
 
 
 def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[str]:
@@ -360,7 +307,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[st
         shutil.copyfile(head, staging / rel)
     alt = figure_alt(figures, HEADLINE[0], HEADLINE[1], titles.get(HEADLINE[0], ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt), encoding="utf-8")
-    (staging / "_config.yml").write_text(_config(profile), encoding="utf-8")
+    (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
@@ -393,23 +340,16 @@ def _alt_fixed(tag: str, title: str) -> str:
     return tag.replace(alt.group(0), new) if alt else f"{tag[:4]} {new}{tag[4:]}"
 
 
-def fix_alt_text(site: Path) -> int:
-    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as
-    alt text (:func:`_alt_fixed`). Returns how many were fixed (0 when the notebooks' alt text
-    reached every image)."""
-    fixed = 0
+def fix_alt_text(site: Path) -> None:
+    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text (:func:`_alt_fixed`)
+    the page's title as alt text (none should: the notebooks' cells carry their alt text)."""
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
         title = html.unescape(m.group(1).split("—")[0].strip()) if m else page.stem
-        tags = _IMG.findall(text)
-        new_tags = [_alt_fixed(t, title) for t in tags]
-        fixed += sum(a != b for a, b in zip(tags, new_tags, strict=True))
-        if new_tags != tags:
-            for a, b in zip(tags, new_tags, strict=True):
-                text = text.replace(a, b, 1) if a != b else text
-            page.write_text(text, encoding="utf-8")
-    return fixed
+        new = _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
 
 
 def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
@@ -440,8 +380,7 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
     executed = Path(executed) if executed is not None else root / "build" / "executed" / profile
     figures = Path(figures) if figures is not None else output_dir("x", profile, root).parent
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
-        staging = Path(tmp) / "book"
-        staging.mkdir()
+        (staging := Path(tmp) / "book").mkdir()
         stage(profile, staging, executed, figures)
         cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
                "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
@@ -451,11 +390,9 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
             raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
         fix_alt_text(html_dir)
-        remote = remote_assets(html_dir)
-        if remote:
+        if remote := remote_assets(html_dir):
             raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
         (html_dir / ".nojekyll").write_text("", encoding="utf-8")
-        shutil.rmtree(html_dir / ".doctrees", ignore_errors=True)
         new = fresh_dir(out)
         shutil.copytree(html_dir, new, dirs_exist_ok=True)
     return replace_dir(new, out)
