@@ -60,8 +60,7 @@ PAPER_SUMMARY = (
     "a Transformer by a wide perplexity gap, whichever predictor reads the traces)."
 )
 
-# Tags of the notebooks' parameters cells (papermill's); they are removed from the pages.
-PARAMETER_TAGS = {"parameters", "injected-parameters"}
+PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
 
 # HTML elements a notebook's Markdown may mean; any other ``<word>`` (``<unk>``) is text.
 _HTML_TAGS = {"a", "abbr", "b", "br", "code", "del", "details", "div", "em", "hr", "i", "img", "kbd", "li",
@@ -373,8 +372,7 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
     """
     check_profile(profile)
     if importlib.util.find_spec("jupyter_book") is None:
-        raise RuntimeError("jupyter-book is not installed; install the site extra: "
-                           "pip install -e '.[site]' (`make site` does)")
+        raise RuntimeError("jupyter-book is not installed: pip install -e '.[site]' (`make site` does)")
     root = Path(root)
     out = Path(out) if out is not None else site_dir(profile, root)
     executed = Path(executed) if executed is not None else root / "build" / "executed" / profile
@@ -392,6 +390,8 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
         fix_alt_text(html_dir)
         if remote := remote_assets(html_dir):
             raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
+        for junk in [*html_dir.rglob("*.map"), html_dir / ".buildinfo"]:  # source maps (3 MB): for debuggers
+            junk.unlink(missing_ok=True)
         (html_dir / ".nojekyll").write_text("", encoding="utf-8")
         new = fresh_dir(out)
         shutil.copytree(html_dir, new, dirs_exist_ok=True)
