@@ -89,7 +89,7 @@ test-browser: $(VENV)/.site-extra  ## the site, built from a fixture, in headles
 	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; \
 	  else echo "test-browser: no /usr/bin/chromium and not root to install it (apt-get install chromium)"; fi; fi
 	$(PY) -m pip install -q -e ".[dev,site,browser]"
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m browser
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site_browser.py
 
 # JupyterLab with the notebook extra; notebooks/*.py open as notebooks (jupytext, paired with an
 # .ipynb that git ignores) and nbstripout keeps outputs out of any .ipynb that git sees.

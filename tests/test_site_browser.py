@@ -21,11 +21,12 @@ from paper_lib.pipeline.report import CLAIMS
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)),
-                       reason=f"no browser at {CHROMIUM} (make test-browser installs Debian's chromium)"),
-]
+pytestmark = pytest.mark.browser
+# One skip line for the whole module where something is missing.
+if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    pytest.skip(f"no browser at {CHROMIUM} (make test-browser installs Debian's chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (make test-browser)")
+pytest.importorskip("jupyter_book", reason="the site extra is not installed (make test-browser)")
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -37,7 +38,6 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def served(tmp_path_factory):
     """A site built from ``test_site.make_executed``'s fixture, served on 127.0.0.1; yields
     ``(base_url, docs)``."""
-    pytest.importorskip("jupyter_book", reason="the site extra is not installed (pip install -e '.[site]')")
     from test_site import make_executed
 
     root = tmp_path_factory.mktemp("site")
@@ -56,7 +56,6 @@ def served(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (make test-browser)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM,
                               args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -85,7 +84,7 @@ def _open(browser, url):
     return page, response.status if response else None, remote, failed
 
 
-def test_every_page_loads_offline_with_its_images(served, browser):
+def test_every_page_loads_offline_with_its_images(browser, served):
     base, docs = served
     pages = ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
     assert len(pages) == 1 + len({c.notebook for c in CLAIMS})
@@ -103,7 +102,7 @@ def test_every_page_loads_offline_with_its_images(served, browser):
         page.close()
 
 
-def test_landing_table_one_row_per_claim_linking_to_its_anchor(served, browser):
+def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
     base, _ = served
     page, status, _, _ = _open(browser, f"{base}/index.html")
     assert status == 200
