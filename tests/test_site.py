@@ -100,7 +100,7 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     assert alts[1].startswith("Depth panel, a figure of Notebook 05")
     assert alts[2].startswith("Dependency panel, a figure of Notebook 05")
     assert [o.output_type for o in code[1].outputs] == ["stream", "display_data"]
-    assert code[2].metadata["tags"] == ["remove-input"] and len(code[2].outputs) == 1
+    assert code[2].metadata["tags"] == ["remove-input"] and len(code[2].outputs) == 1 and code[2].source
     assert r"without \<unk\> training" in code[-1].outputs[0]["data"]["text/markdown"]
 
 
@@ -146,4 +146,7 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     assert 'id="claim-recall"' in page and 'id="claim-recall-attribution"' in page
     assert page.index('id="findings"') < page.index("hide-input")
     assert 'alt="Recall accuracy against the number of pairs' in page
+    alts = re.findall(r'<img\b[^>]*\balt="([^"]*)"', page)                   # every image, each with its alt
+    assert [a.split(",")[0] for a in alts] == ["Recall accuracy against the number of pairs", "Depth panel",
+                                               "Dependency panel"]
     assert not [t for t in re.findall(r"<img\b[^>]*>", page) if not re.search(r'alt="[^"]+"', t)]

@@ -211,7 +211,8 @@ def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, tit
         images = images[:1]
     pieces = []
     for k, alt in enumerate(alts):
-        piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell("", metadata={"tags": ["remove-input"]})
+        piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell(  # MyST-NB drops an empty cell
+            "# the cell above, continued", metadata={"tags": ["remove-input"]})
         piece.outputs = cell.outputs[0 if k == 0 else images[k]:images[k + 1] if k + 1 < len(images) else None]
         piece.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
         pieces.append(piece)
@@ -402,8 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.site",
                                  description="Build the static site docs/ from the executed notebooks.")
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
-    ap.add_argument("--out", type=Path, default=None,
-                    help="the site's folder (default: docs/, at smoke build/smoke/docs/)")
+    ap.add_argument("--out", type=Path, default=None, help="the site (default: docs/; at smoke build/smoke/docs/)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
