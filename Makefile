@@ -19,10 +19,10 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all test test-fast test-slow bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all site test-browser test test-fast test-slow bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
-all: $(EXECUTED) report  ## rebuild every notebook's tables and figures at PROFILE (default cpu)
+all: $(EXECUTED) report site  ## rebuild every notebook's tables and figures, the report and the site, at PROFILE (default cpu)
 
 help:  ## this list
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
@@ -70,6 +70,26 @@ $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_pro
 
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
 	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
+
+# The static site (Jupyter Book 1.x, the `site` extra): docs/ at cpu and paper (served as pages),
+# build/smoke/docs/ at smoke; built beside the old one and swapped in by one rename.
+$(VENV)/.site-extra: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e ".[dev,site]"
+	@touch $@
+
+site: $(EXECUTED) report $(VENV)/.site-extra  ## docs/index.html: the findings, the results table and one page per notebook
+	$(PY) -m paper_lib.pipeline.site --profile $(PROFILE)
+
+# The browser test: Debian's chromium (installed when missing and root; else the test skips in
+# one line) driven by Playwright (the `browser` extra; it downloads no browser of its own).
+test-browser: $(VENV)/.site-extra  ## the site, built from a fixture, in headless Chromium
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; \
+	  else echo "test-browser: no /usr/bin/chromium and not root to install it (apt-get install chromium)"; fi; fi
+	$(PY) -m pip install -q -e ".[dev,site,browser]"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site_browser.py
 
 # JupyterLab with the notebook extra, on lab/: git-ignored copies of notebooks/*.py, made when
 # missing and never overwritten (paper_lib/pipeline/lab.py), so a tweak and Jupyter's autosave

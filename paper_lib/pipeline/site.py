@@ -1,0 +1,420 @@
+"""The companion as a static site under ``docs/``: the findings first, the code folded away.
+
+``python -m paper_lib.pipeline.site --profile cpu`` (the last step of ``make all``, after the
+report) reads the executed notebooks ``build/executed/<profile>/<NN_name>.ipynb`` and the claims
+table of :func:`paper_lib.pipeline.report.claims_table`, and writes
+
+- ``index.html``: what the paper claims, what we find, ONE results table (claim | paper |
+  ours ± CI | verdict, one number per cell, the claim linking to its anchor on the notebook page,
+  the reason and the rule as footnotes), the headline figure and how to rerun;
+- one page per notebook: a "Findings" cell first (one ``claim-<key>`` anchor per claim, with
+  its verdict, reason, rule and all our numbers), every code cell folded (a reader can open it),
+  the parameters cells removed, images with alt text.
+
+The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): the
+Jupyter ecosystem's standard book builder; it renders executed notebooks without running them
+(``execute_notebooks: off``), folds code by cell tag (``hide-input``), resolves MyST anchors
+across pages, and installs from PyPI with its theme's CSS, JavaScript and fonts bundled, so it
+builds and reads offline. Jupyter Book 2 (MyST-MD) needs Node.js and downloads its theme at build
+time. MathJax (from a CDN) is off with the ``dollarmath`` extension (the notebooks write no math),
+and :func:`remote_assets` fails the build should a page still load a remote asset.
+
+The site is built in a staging folder beside ``docs/`` and replaces it in one rename
+(:func:`paper_lib.pipeline.atomic.replace_dir`); ``docs/.nojekyll`` makes GitHub Pages serve
+Sphinx's ``_static`` folder.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import nbformat
+
+from .atomic import fresh_dir, replace_dir
+from .profiles import check_profile
+from .provenance import REPO_ROOT, output_dir
+from .report import CLAIMS, claims_table
+
+# The landing page's headline figure: (notebook, figure stem) under figures/.
+HEADLINE = ("05_associative_recall", "recall_by_pairs")
+
+# What the paper claims, in the README's words (its first paragraph).
+PAPER_SUMMARY = (
+    'The paper, *"EMA Is Not All You Need: Mapping the Boundary Between Structure and Content in '
+    'Recurrent Context"* (A. Singh, arXiv:2604.08556), uses banks of fixed-rate exponential moving '
+    "averages (EMA traces) as a lower bound for recurrent context. It claims that such traces keep "
+    "temporal structure (a Hebbian network, SPCN, reads grammatical roles from them with zero labels "
+    "and transfers to unseen words) but lose token identity (an EMA-only language model, SPEN, trails "
+    "a Transformer by a wide perplexity gap, whichever predictor reads the traces)."
+)
+
+PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
+
+# HTML elements a notebook's Markdown may mean; any other ``<word>`` (``<unk>``) is text.
+_HTML_TAGS = {"a", "abbr", "b", "br", "code", "del", "details", "div", "em", "hr", "i", "img", "kbd", "li",
+              "ol", "p", "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody",
+              "td", "th", "thead", "tr", "u", "ul"}
+
+
+# --------------------------------------------------------------------------- text
+
+def md_escape(text: object) -> str:
+    """``text`` as literal Markdown inline text: every character Markdown or MyST could read as
+    syntax (``<unk>`` as an HTML tag, ``|`` as a table column, ``$`` as math) backslash-escaped,
+    newlines as spaces."""
+    return re.sub(r"([\\`*_\[\]<>|$&{}#~])", r"\\\1", " ".join(str(text).split()))
+
+
+def escape_tags(markdown: str) -> str:
+    """``markdown`` with every ``<word>`` that is no HTML element (``<unk>``) escaped, outside
+    code spans and fences, so it shows instead of vanishing as an unknown tag."""
+    def fix(part: str) -> str:
+        return re.sub(r"</?([A-Za-z][\w-]*)>",
+                      lambda m: m.group(0) if m.group(1).lower() in _HTML_TAGS
+                      else m.group(0).replace("<", "\\<").replace(">", "\\>"), part)
+    parts = re.split(r"(```.*?```|`[^`\n]*`)", markdown, flags=re.S)
+    return "".join(p if i % 2 else fix(p) for i, p in enumerate(parts))
+
+
+def stem_words(stem: str) -> str:
+    """A figure's file stem in words: ``recall_by_pairs`` -> ``Recall by pairs``."""
+    words = re.sub(r"[_-]+", " ", stem).strip()
+    return words[:1].upper() + words[1:]
+
+
+def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
+    """Alt text of figure ``stem`` of ``notebook``: its ``alt`` in ``figures/<notebook>/figures.json``
+    (``{stem: {"alt", "title"}}``) where that file has one, else the stem in words and the
+    notebook's title."""
+    meta = figures / notebook / "figures.json"
+    if meta.exists():
+        entry = json.loads(meta.read_text()).get(stem) or {}
+        if entry.get("alt"):
+            return str(entry["alt"])
+    return f"{stem_words(stem)}, a figure of {title or notebook}"
+
+
+def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
+    """The first ``# heading`` of ``nb``'s first Markdown cell, else the notebook's name."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^# (.+)$", cell.source, flags=re.M)
+            if m:
+                return m.group(1).strip()
+            break
+    return notebook
+
+
+# --------------------------------------------------------------------------- claims
+
+def claim_rows(figures: Path) -> list[dict[str, str]]:
+    """One dict per claim of ``report.CLAIMS`` (in its order): ``key, notebook, claim, paper,
+    headline, ours, holds, why, rule``. ``headline`` is the table's ``headline`` column where the
+    report has one, else the first ``;``-separated item of ``ours`` without the run's
+    ``(profile, n=...)`` suffix."""
+    table = claims_table(figures)
+    rows = []
+    for claim, row in zip(CLAIMS, table.to_dict("records"), strict=True):
+        ours = str(row.get("ours") or "—")
+        headline = row.get("headline")
+        if not isinstance(headline, str) or not headline.strip():
+            headline = re.sub(r"\s*\([a-z]+, n=[^)]*\)\s*$", "", ours.split(";")[0]).strip() or "—"
+        rows.append({"key": claim.key, "notebook": claim.notebook, "claim": claim.claim, "paper": claim.paper,
+                     "headline": headline, "ours": ours, "holds": str(row.get("holds", "")),
+                     "why": str(row.get("why") or ""), "rule": str(row.get("rule") or "")})
+    return rows
+
+
+def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
+    """The Findings cell of a notebook page: its title (``# ...``), then per claim an anchor
+    ``(claim-<key>)=``, a heading, the verdict, paper and ours, the reason, the rule and all
+    our numbers (folded)."""
+    lines, rows = [f"# {title}", "", "## Findings", "", run, ""], list(rows)
+    if not rows:
+        lines += ["This notebook decides no claim of the report; its figures and tables are below.", ""]
+    for r in rows:
+        numbers = [s.strip() for s in r["ours"].split(";") if s.strip() and s.strip() != "—"]
+        lines += [f"(claim-{r['key']})=", f"### {md_escape(r['claim'])}", "",
+                  f"**Verdict: {md_escape(r['holds'])}.** Paper: {md_escape(r['paper'])}; "
+                  f"ours: {md_escape(r['headline'])}.", ""]
+        lines += [f"*{k.title()}:* {md_escape(r[k])}.\n" for k in ("why", "rule") if r[k]]
+        if numbers:
+            lines += ["```{dropdown} All our numbers for this claim", *[f"- {md_escape(n)}" for n in numbers],
+                      "```", ""]
+    lines += ["The code that made every number is folded above each output: click *Show code cell source* "
+              "to open it.", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- notebook pages
+
+def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
+                     notebook: str, run: str = "") -> nbformat.NotebookNode:
+    """A copy of the executed notebook ``nb`` ready for its page.
+
+    - a Findings Markdown cell first (:func:`findings_markdown`; the title moves into it);
+    - the ``parameters`` and papermill ``injected-parameters`` cells removed, and trailing
+      empty cells;
+    - every code cell tagged ``hide-input`` (folded, a reader can open it);
+    - image outputs with alt text (:func:`figure_alt`, from the figure stems the cell saves): a
+      cell with several images is split so that each image carries its own alt text;
+    - ``<word>`` pseudo-tags (``<unk>``) escaped in Markdown cells and Markdown outputs.
+    """
+    nb = copy.deepcopy(nb)
+    title = notebook_title(nb, notebook)
+    cells = [c for c in nb.cells if not PARAMETER_TAGS & set(c.get("metadata", {}).get("tags", []))]
+    while cells and not cells[-1].source.strip() and not cells[-1].get("outputs"):
+        cells.pop()
+    out: list[nbformat.NotebookNode] = [nbformat.v4.new_markdown_cell(findings_markdown(title, rows, run))]
+    title_done = False
+    for cell in cells:
+        if cell.cell_type == "markdown" and not title_done:
+            cell.source, n = re.subn(r"^# .+\n?", "## The experiment\n", cell.source, count=1, flags=re.M)
+            title_done = n > 0
+        if cell.cell_type != "code":
+            cell.source = escape_tags(cell.source) if cell.cell_type == "markdown" else cell.source
+            out.append(cell)
+            continue
+        tags = list(cell.metadata.get("tags", []))
+        if "hide-input" not in tags and "remove-input" not in tags and "remove-cell" not in tags:
+            tags.append("hide-input")
+        cell.metadata["tags"] = tags
+        for o in cell.get("outputs", []):
+            if "text/markdown" in o.get("data", {}):
+                o["data"]["text/markdown"] = escape_tags(o["data"]["text/markdown"])
+        out.extend(_split_images(cell, figures, notebook, title))
+    nb.cells = out
+    return nb
+
+
+def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str) -> list:
+    """``cell`` as one or more cells whose image outputs carry alt text (``mystnb.image.alt``,
+    which MyST-NB applies to every image of a cell): one stem per image where the cell saves as
+    many figures as it shows, else every stem in one alt text."""
+    images = [i for i, o in enumerate(cell.outputs) if any(k.startswith("image/") for k in o.get("data", {}))]
+    stems = re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", cell.source)  # out.save_figure(fig, "x")
+    alts = [figure_alt(figures, notebook, s, title) for s in stems]
+    if len(alts) != len(images) or len(images) < 2:
+        alts = ["; ".join(alts) or f"A figure of {title}"] if images else []
+        images = images[:1]
+    pieces = []
+    for k, alt in enumerate(alts):
+        piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell(  # MyST-NB drops an empty cell
+            "# the cell above, continued", metadata={"tags": ["remove-input"]})
+        piece.outputs = cell.outputs[0 if k == 0 else images[k]:images[k + 1] if k + 1 < len(images) else None]
+        piece.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
+        pieces.append(piece)
+    return pieces or [cell]
+
+
+# --------------------------------------------------------------------------- the landing page
+
+def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str) -> str:
+    """The Markdown of ``index.md``: the paper's claims, what we find, the results table (one row
+    per claim, the claim linking to ``claim-<key>``, reason and rule as footnotes), the headline
+    figure ``headline`` (a path relative to the page, or None) and how to rerun."""
+    counts = Counter(r["holds"].split(":")[0] for r in rows)
+    found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
+    decided = [r for r in rows if r["holds"] in ("yes", "partly", "no")]
+    lines = ["# EMA Is Not All You Need: a reproduction", "",
+             "## What the paper claims", "", PAPER_SUMMARY, "",
+             "## What we find", "",
+             f"Of the {len(rows)} claims we test (at the `{profile}` profile): {found}. "
+             "A claim is *not informative at this budget* when its control did not differ as it must for "
+             "the experiment to have power; the footnote of each verdict says why.", ""]
+    lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in decided]
+    lines += [""] if decided else []
+    lines += ["## Results", "",
+              "Ours: mean ± 95% confidence interval over seeds; each claim links to its notebook's findings, "
+              "where every number, the reason and the rule are given.", "",
+              "| claim | paper | ours ± CI | verdict |", "|---|---|---|---|"]
+    notes = []
+    for r in rows:
+        lines.append(f"| [{md_escape(r['claim'])}](claim-{r['key']}) | {md_escape(r['paper'])} | "
+                     f"{md_escape(r['headline'])} | {md_escape(r['holds'])}[^{r['key']}] |")
+        notes.append(f"[^{r['key']}]: {md_escape(r['why'] or r['holds'])}. Rule: {md_escape(r['rule'])}.")
+    lines += ["", *notes, ""]
+    if headline:
+        lines += ["## The headline figure", "", f"![{md_escape(headline_alt)}]({headline})", "",
+                  f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb), where it is explained.", ""]
+    lines += ["## How to rerun", "",
+              "```bash", "make all            # every notebook at PROFILE=cpu, the report, and this site (docs/)",
+              "make all PROFILE=smoke  # minutes: checks the plumbing, proves nothing",
+              "make site           # only this site, from the executed notebooks of the last run", "```", "",
+              "The notebooks are `notebooks/NN_*.py`; each page here is one of them as executed by `make all`.", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the build
+
+# Jupyter Book's _config.yml (JSON is YAML): no execution, no math (MathJax would come from a
+# CDN), no launch or download buttons, no copies of the sources.
+BOOK_CONFIG = {
+    "title": "EMA Is Not All You Need, a reproduction", "author": "the paper_lib companion", "copyright": "",
+    "only_build_toc_files": True, "execute": {"execute_notebooks": "off"},
+    "parse": {"myst_enable_extensions": ["colon_fence", "substitution"]},
+    "html": {"use_repository_button": False, "use_issues_button": False, "use_edit_page_button": False},
+    "launch_buttons": {"thebe": False},
+    "sphinx": {"config": {
+        "html_show_copyright": False, "html_copy_source": False, "html_show_sourcelink": False,
+        "html_last_updated_fmt": "", "nb_merge_streams": True,
+        "html_theme_options": {"use_download_button": False, "use_fullscreen_button": False},
+        "suppress_warnings": ["myst.header", "mystnb.unknown_mime_type"]}},
+}
+
+
+def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[str]:
+    """Write the book's sources into ``staging``: ``_config.yml``, ``_toc.yml``, ``index.md``,
+    the prepared notebooks and the headline figure. Returns the notebooks' names.
+
+    Raises:
+        FileNotFoundError: no executed notebook in ``executed`` (run ``make all`` first).
+    """
+    paths = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
+    if not paths:
+        raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
+    rows = claim_rows(figures)
+    names, titles = [], {}
+    for path in paths:
+        name = path.stem
+        nb = nbformat.read(path, as_version=4)
+        titles[name] = notebook_title(nb, name)
+        meta_path = figures / name / "metrics.json"
+        run = ""
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+            run = (f"Run at the `{meta.get('profile', profile)}` profile from commit "
+                   f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
+        page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run)
+        nbformat.write(page, staging / path.name)
+        names.append(name)
+    head = figures / HEADLINE[0] / f"{HEADLINE[1]}.png"
+    rel = None
+    if head.exists():
+        rel = f"{HEADLINE[1]}.png"
+        shutil.copyfile(head, staging / rel)
+    alt = figure_alt(figures, HEADLINE[0], HEADLINE[1], titles.get(HEADLINE[0], ""))
+    (staging / "index.md").write_text(landing_page(rows, profile, rel, alt), encoding="utf-8")
+    (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
+    toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
+    (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
+    return names
+
+
+_REMOTE = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=[\"'](https?:)?//", re.I)
+
+
+def remote_assets(site: Path) -> list[str]:
+    """``file: tag`` for every script, stylesheet, image or frame in ``site``'s HTML that loads
+    from another host (a plain ``<a href>`` link is fine: it loads nothing)."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        for m in _REMOTE.finditer(text):
+            found.append(f"{page.relative_to(site)}: {text[m.start():text.find('>', m.start()) + 1][:160]}")
+    return found
+
+
+_IMG = re.compile(r"<img\b[^>]*>", re.I)
+
+
+def _alt_fixed(tag: str, title: str) -> str:
+    """``tag`` (one ``<img ...>``) with alt text ``A figure of <title>`` where its own is missing,
+    empty or a file path (what Sphinx writes when it has nothing else); else ``tag`` itself."""
+    alt = re.search(r"\balt=\"([^\"]*)\"", tag)
+    if alt and alt.group(1).strip() and not re.search(r"\.(png|jpe?g|svg|gif)$|_images/", alt.group(1)):
+        return tag
+    new = f'alt="{html.escape("A figure of " + title)}"'
+    return tag.replace(alt.group(0), new) if alt else f"{tag[:4]} {new}{tag[4:]}"
+
+
+def fix_alt_text(site: Path) -> None:
+    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text (:func:`_alt_fixed`)
+    the page's title as alt text (none should: the notebooks' cells carry their alt text)."""
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
+        title = html.unescape(m.group(1).split("—")[0].strip()) if m else page.stem
+        new = _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
+def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
+    """Where the site of ``profile`` goes: ``docs/`` (committed, served as pages) at cpu and
+    paper; ``build/smoke/docs/`` at smoke, which never publishes (as :func:`output_dir`)."""
+    return Path(root) / "build" / "smoke" / "docs" if check_profile(profile) == "smoke" else Path(root) / "docs"
+
+
+def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, executed: Path | None = None,
+          figures: Path | None = None) -> Path:
+    """Build the site of ``profile`` and replace ``out`` (default :func:`site_dir`) with it.
+
+    Inputs: ``executed`` (default ``build/executed/<profile>``) and ``figures`` (default the
+    profile's figures folder, ``figures/`` at cpu and paper, ``build/smoke/figures/`` at smoke).
+    Returns ``out``.
+
+    Raises:
+        ValueError: unknown profile.
+        FileNotFoundError: no executed notebook.
+        RuntimeError: Jupyter Book failed (its last lines), or a page loads a remote asset.
+    """
+    check_profile(profile)
+    if importlib.util.find_spec("jupyter_book") is None:
+        raise RuntimeError("jupyter-book is not installed: pip install -e '.[site]' (`make site` does)")
+    root = Path(root)
+    out = Path(out) if out is not None else site_dir(profile, root)
+    executed = Path(executed) if executed is not None else root / "build" / "executed" / profile
+    figures = Path(figures) if figures is not None else output_dir("x", profile, root).parent
+    with tempfile.TemporaryDirectory(prefix="site-") as tmp:
+        (staging := Path(tmp) / "book").mkdir()
+        stage(profile, staging, executed, figures)
+        cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
+               "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        html_dir = Path(tmp) / "out" / "_build" / "html"
+        if proc.returncode != 0 or not (html_dir / "index.html").exists():
+            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
+        fix_alt_text(html_dir)
+        if remote := remote_assets(html_dir):
+            raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
+        for junk in [*html_dir.rglob("*.map"), html_dir / ".buildinfo"]:  # source maps (3 MB): for debuggers
+            junk.unlink(missing_ok=True)
+        (html_dir / ".nojekyll").write_text("", encoding="utf-8")
+        new = fresh_dir(out)
+        shutil.copytree(html_dir, new, dirs_exist_ok=True)
+    return replace_dir(new, out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.site",
+                                 description="Build the static site docs/ from the executed notebooks.")
+    ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    ap.add_argument("--out", type=Path, default=None, help="the site (default: docs/; at smoke build/smoke/docs/)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        path = build(args.profile, out=args.out)
+    except (ValueError, OSError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    print(f"site -> {path}/index.html ({size / 1e6:.1f} MB, {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
