@@ -78,7 +78,7 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     mine = [r for r in rows if r["notebook"] == name]
     assert [r["key"] for r in mine] == ["recall", "recall_attribution"]
     recall = mine[0]
-    assert recall["headline"] == "SPEN recall, N=8 0.25 ± 0.05"          # first item of ours, run suffix gone
+    assert recall["headline"] == "0.25 ± 0.05 (SPEN recall, N=8)"         # the report's one number per cell
     nb = site.prepare_notebook(nbformat.read(executed / f"{name}.ipynb", 4), mine, figures, name, "run note")
     first = nb.cells[0]
     assert first.cell_type == "markdown"

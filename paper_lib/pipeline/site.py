@@ -4,8 +4,8 @@
 report) reads the executed notebooks ``build/executed/<profile>/<NN_name>.ipynb`` and the claims
 table of :func:`paper_lib.pipeline.report.claims_table`, and writes
 
-- ``index.html``: what the paper claims, what we find, ONE results table (claim | paper |
-  ours ± CI | verdict, one number per cell, the claim linking to its anchor on the notebook page,
+- ``index.html``: what the paper claims, what we find, ONE results table (claim | paper | ours ± CI
+  | against | verdict, one number per cell, the claim linking to its anchor on its notebook's page,
   the reason and the rule as footnotes), the headline figure and how to rerun;
 - one page per notebook: a "Findings" cell first (one ``claim-<key>`` anchor per claim, with
   its verdict, reason, rule and all our numbers), every code cell folded (a reader can open it),
@@ -17,9 +17,7 @@ Jupyter ecosystem's standard book builder; it renders executed notebooks without
 across pages, and installs from PyPI with its theme's CSS, JavaScript and fonts bundled, so it
 builds and reads offline. Jupyter Book 2 (MyST-MD) needs Node.js and downloads its theme at build
 time. MathJax (from a CDN) is off with the ``dollarmath`` extension (the notebooks write no math),
-and :func:`remote_assets` fails the build should a page still load a remote asset.
-
-The site is built in a staging folder beside ``docs/`` and replaces it in one rename
+and :func:`remote_assets` fails the build should a page still load a remote asset. The site is built in a staging folder beside ``docs/`` and replaces it in one rename
 (:func:`paper_lib.pipeline.atomic.replace_dir`); ``docs/.nojekyll`` makes GitHub Pages serve
 Sphinx's ``_static`` folder.
 """
@@ -121,7 +119,7 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
 
 def claim_rows(figures: Path) -> list[dict[str, str]]:
     """One dict per claim of ``report.CLAIMS`` (in its order): ``key, notebook, claim, paper,
-    headline, ours, holds, why, rule``. ``headline`` is the table's ``headline`` column where the
+    headline, versus, ours, holds, why, rule``. ``headline`` is the table's ``headline`` column where the
     report has one, else the first ``;``-separated item of ``ours`` without the run's
     ``(profile, n=...)`` suffix."""
     table = claims_table(figures)
@@ -132,8 +130,8 @@ def claim_rows(figures: Path) -> list[dict[str, str]]:
         if not isinstance(headline, str) or not headline.strip():
             headline = re.sub(r"\s*\([a-z]+, n=[^)]*\)\s*$", "", ours.split(";")[0]).strip() or "—"
         rows.append({"key": claim.key, "notebook": claim.notebook, "claim": claim.claim, "paper": claim.paper,
-                     "headline": headline, "ours": ours, "holds": str(row.get("holds", "")),
-                     "why": str(row.get("why") or ""), "rule": str(row.get("rule") or "")})
+                     "headline": headline, "versus": str(row.get("versus") or "—"), "ours": ours,
+                     "holds": str(row.get("holds", "")), "why": str(row.get("why") or ""), "rule": str(row.get("rule") or "")})
     return rows
 
 
@@ -148,7 +146,7 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
         numbers = [s.strip() for s in r["ours"].split(";") if s.strip() and s.strip() != "—"]
         lines += [f"(claim-{r['key']})=", f"### {md_escape(r['claim'])}", "",
                   f"**Verdict: {md_escape(r['holds'])}.** Paper: {md_escape(r['paper'])}; "
-                  f"ours: {md_escape(r['headline'])}.", ""]
+                  f"ours: {md_escape(r['headline'])}; against: {md_escape(r['versus'])}.", ""]
         lines += [f"*{k.title()}:* {md_escape(r[k])}.\n" for k in ("why", "rule") if r[k]]
         if numbers:
             lines += ["```{dropdown} All our numbers for this claim", *[f"- {md_escape(n)}" for n in numbers],
@@ -237,13 +235,14 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in decided]
     lines += [""] if decided else []
     lines += ["## Results", "",
-              "Ours: mean ± 95% confidence interval over seeds; each claim links to its notebook's findings, "
+              "Ours: mean ± 95% confidence interval over seeds; against: the control or rival the claim's rule "
+              "compares with. Each claim links to its notebook's findings, "
               "where every number, the reason and the rule are given.", "",
-              "| claim | paper | ours ± CI | verdict |", "|---|---|---|---|"]
+              "| claim | paper | ours ± CI | against | verdict |", "|---|---|---|---|---|"]
     notes = []
     for r in rows:
         lines.append(f"| [{md_escape(r['claim'])}](claim-{r['key']}) | {md_escape(r['paper'])} | "
-                     f"{md_escape(r['headline'])} | {md_escape(r['holds'])}[^{r['key']}] |")
+                     f"{md_escape(r['headline'])} | {md_escape(r['versus'])} | {md_escape(r['holds'])}[^{r['key']}] |")
         notes.append(f"[^{r['key']}]: {md_escape(r['why'] or r['holds'])}. Rule: {md_escape(r['rule'])}.")
     lines += ["", *notes, ""]
     if headline:
