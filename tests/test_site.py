@@ -113,7 +113,7 @@ def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
     for line, claim in zip(table, CLAIMS, strict=True):
         assert f"](claim-{claim.key}) |" in line
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        assert len(cells) == 4                                          # claim | paper | ours | verdict
+        assert len(cells) == 5                  # claim | paper | ours | against | verdict
         assert cells[3].endswith(f"[^{claim.key}]")
         assert f"[^{claim.key}]: " in page
     assert "\\<unk\\>" in page and "<unk>" not in page.replace("\\<unk\\>", "")
