@@ -114,7 +114,7 @@ def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
         assert f"](claim-{claim.key}) |" in line
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         assert len(cells) == 5                  # claim | paper | ours | against | verdict
-        assert cells[3].endswith(f"[^{claim.key}]")
+        assert cells[4].endswith(f"[^{claim.key}]")
         assert f"[^{claim.key}]: " in page
     assert "\\<unk\\>" in page and "<unk>" not in page.replace("\\<unk\\>", "")
     assert "![alt words](recall_by_pairs.png)" in page and "make all" in page
