@@ -47,6 +47,17 @@ def test_colliding_tick_labels_are_found():
     assert check_figure(fig) == []
 
 
+def test_rotated_labels_are_measured_as_drawn_not_by_their_bounding_boxes():
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.bar([f"ROLE_{i}" for i in range(20)], np.ones(20))
+    ax.set_title("roles")
+    ax.tick_params(axis="x", rotation=60)  # boxes of the slanted labels overlap, the labels do not
+    fig.tight_layout()
+    assert check_figure(fig) == []
+    ax.tick_params(axis="x", rotation=15)  # nearly flat, they do
+    assert check_figure(fig)[0].startswith("tick labels overlap on the x axis of 'roles': 'ROLE_0' and 'ROLE_1'")
+
+
 def test_minor_labels_of_a_log_axis_colliding_with_major_ones_are_found():
     # 03's throughput: seq_len 256..8192 on a log axis labels 3x10^2, 4x10^2 ... beside 256, 1024
     fig, ax = plt.subplots(figsize=(6, 3))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import numpy as np
+
 MIN_FONT_PT = 7.0      # smallest readable text at the saved size (points); our choice
 MAX_WIDTH_PX = 1600    # widest figure a page shows legibly at its saved dpi (pixels); our choice
 PAD_INCHES = 0.1       # savefig's default pad around a tight bounding box (rcParams["savefig.pad_inches"])
@@ -65,8 +67,39 @@ def _texts(fig, drawn_ticks: set) -> list:
 
 
 def _overlap(a, b) -> bool:
-    """Whether two display-space boxes overlap by more than a pixel each way (touching is fine)."""
-    return (min(a.x1, b.x1) - max(a.x0, b.x0)) > 1 and (min(a.y1, b.y1) - max(a.y0, b.y0)) > 1
+    """Whether two texts' outlines (:func:`outline`: 4 x 2 corner arrays in display pixels) overlap
+    by more than a pixel (touching is fine): the separating axis test of two convex polygons,
+    so rotated tick labels whose axis-aligned boxes overlap but whose glyph boxes do not pass."""
+    for poly in (a, b):
+        for i in range(len(poly)):
+            edge = poly[(i + 1) % len(poly)] - poly[i]
+            normal = np.array([-edge[1], edge[0]])
+            norm = np.hypot(*normal)
+            if norm == 0:
+                continue
+            pa, pb = a @ (normal / norm), b @ (normal / norm)
+            if min(pa.max(), pb.max()) - max(pa.min(), pb.min()) <= 1:
+                return False
+    return True
+
+
+def outline(text, renderer) -> np.ndarray:
+    """The corners (4 x 2, display pixels) of ``text``'s box as drawn, rotation included: the
+    unrotated box's size turned by the text's angle about the centre of its rotated extent (a
+    rotated rectangle's axis-aligned bounding box shares its centre)."""
+    box = text.get_window_extent(renderer)
+    angle = text.get_rotation()
+    if angle % 90 == 0:
+        return np.array([[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1], [box.x0, box.y1]])
+    text.set_rotation(0)
+    try:
+        flat = text.get_window_extent(renderer)
+    finally:
+        text.set_rotation(angle)
+    w, h, th = flat.width / 2, flat.height / 2, np.deg2rad(angle)
+    rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+    corners = np.array([[-w, -h], [w, -h], [w, h], [-w, h]]) @ rot.T
+    return corners + [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]
 
 
 def _short(text) -> str:
@@ -118,7 +151,7 @@ def _tick_labels(fig, renderer):
         for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             labels = drawn_tick_labels(axis)
             for t in labels:
-                owner[id(t)], boxes[id(t)] = (ax, which), t.get_window_extent(renderer)
+                owner[id(t)], boxes[id(t)] = (ax, which), outline(t, renderer)
             for a, b in combinations(labels, 2):
                 if _overlap(boxes[id(a)], boxes[id(b)]):
                     problems.append(f"tick labels overlap on the {which} axis of {_name(ax)}: {_short(a)} and {_short(b)}")
@@ -142,7 +175,7 @@ def _over_ticks(texts, owner, boxes, renderer) -> list[str]:
     for t in texts:
         if id(t) in owner:
             continue
-        box = t.get_window_extent(renderer)
+        box = outline(t, renderer)
         hit = next((tick for tick in ticks if _overlap(box, boxes[id(tick)])), None)
         if hit is not None:
             ax, which = owner[id(hit)]
