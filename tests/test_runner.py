@@ -235,6 +235,7 @@ def test_outputs_are_safe_and_published_only_by_make(demo, capsys):
                                                         "metrics.json", "provenance.json"]
     html = (figures / "00_demo.html").read_text()
     assert "value 0.123" in html and "data:image/png;base64," in html and "it/s" not in html
+    assert 'alt="A rising line from 0 to 1."' in html and "No description" not in html  # figures.json's alt text
     assert "00_demo.html" in json.loads((figures / "provenance.json").read_text())
     made = nbformat.read(root / "build" / "executed" / "cpu" / "00_demo.ipynb", as_version=4)
     stderr = [o.text for c in made.cells for o in c.get("outputs", []) if o.get("name") == "stderr"]

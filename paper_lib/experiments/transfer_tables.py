@@ -19,6 +19,8 @@ from ..data.grammar import ROLE_KIND, ROLES
 from ..pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from ..pipeline.stats import format_mean_ci, mean_ci95
 
+GRAMMAR_NOTES = {"A": " (held out)", "B": " (unseen content words)", "A_hard": " (no pronoun marks depth)",
+                 "B_hard": " (hard, unseen content words)"}
 VERDICT = {"a > b": "first > second", "a < b": "second > first", "tie": "tie"}
 
 
@@ -143,11 +145,10 @@ def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammar
                             textcoords="offset points", fontsize=8, color="0.2")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("accuracy (fraction of\nthe group's tokens)")
-        ax.set_title(f"Grammar {g}")
+        ax.set_title(f"Grammar {g}" + GRAMMAR_NOTES.get(g, ""))
         ax.tick_params(axis="x", rotation=20)
         ax.yaxis.set_tick_params(labelleft=True)
-    fig.suptitle(f"Role accuracy by {xlabel}, per grammar (A: trained on; B: unseen content words; "
-                 "_hard: no pronoun marks depth)")
+    fig.suptitle(f"Role accuracy by {xlabel}, per grammar")
     stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
     legend_below(fig, axes.flat[0], ncol=2)
     return fig
