@@ -254,7 +254,7 @@ fig, ax = plt.subplots(figsize=(8, 4))
 sns.barplot(data=split[split.model != "linear"], x="model", y="gain over linear (nats)", hue="group",
             errorbar=("ci", 95), ax=ax)
 ax.axhline(0, color="black", linewidth=0.8)
-ax.set(xlabel="predictor", ylabel="held-out loss of linear minus this (nats / token)",
+ax.set(xlabel="predictor", ylabel="held-out loss of linear\nminus this (nats / token)",
        title="Held-out gain over SPEN-linear, by target type")
 plt.setp(ax.get_xticklabels(), rotation=25, ha="right", rotation_mode="anchor")
 legend_outside(ax)

@@ -168,7 +168,7 @@ for j, d in enumerate(S.widths):
                         color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
         ax.axhline(1 / S.n_states, color="0.5", lw=1)
         ax.set(xscale="log", xticks=list(S.depths), ylim=(0, 1.02), title=f"{name}, d_model {d}",
-               xlabel="n_layer" if i == 2 else None)
+               xlabel="n_layer" if i == 2 else None, ylabel="held-out accuracy" if j == 0 else None)
         ax.set_xticklabels([str(L) for L in S.depths])
         ax.minorticks_off()
 fig.suptitle("What the top of a deep residual stream keeps: the input's copy and the state, by depth")
@@ -193,7 +193,8 @@ for ax, col, name in ((axes[0], "copy_acc", "copy of x0"), (axes[1], "state_acc"
         m = deep[deep.arm == arm].groupby("step")[col].mean()
         ax.plot(m.index, m.values, color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
     ax.axhline(1 / S.n_states, color="0.5", lw=1)
-    ax.set(ylim=(0, 1.02), xlabel="step", title=f"{name}, n_layer {max(S.depths)}, d_model {S.widths[-1]}")
+    ax.set(ylim=(0, 1.02), xlabel="step", title=f"{name}, n_layer {max(S.depths)}, d_model {S.widths[-1]}",
+           ylabel="held-out accuracy" if col == "copy_acc" else None)
 fig.suptitle("Learning curves at the deepest depth: is a failure slow optimisation?")
 stamp(fig, profile, len(S.seeds), None, note="mean over seeds")
 legend_below(fig, axes[1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
