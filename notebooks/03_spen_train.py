@@ -47,6 +47,7 @@ import math
 import time
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import pandas as pd
 import seaborn as sns
 import torch
@@ -55,7 +56,7 @@ from IPython.display import Markdown, display
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
 from paper_lib.lm_recipe import build_lm
-from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
+from paper_lib.pipeline.plots import legend_outside, log2_ticks, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
 from paper_lib.pipeline.rules import copies_in_context, gap_grows
@@ -189,7 +190,11 @@ ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="held-out loss
        title="Held-out loss against training tokens")
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, "paper marks: C4, 130M parameters, not this corpus")
-out.save_figure(fig, "token_scaling")
+fig.tight_layout()
+out.save_figure(fig, "token_scaling", title="Held-out loss against training tokens",
+                alt="Lines with 95% CI bands over seeds of SPEN's and the Transformer's held-out loss against training "
+                    "tokens on a log axis, with the counted unigram and bigram lines and the paper's C4 losses of "
+                    "SPEN (ln 260) and GPT-2 (ln 33) as labelled dashed lines.")
 plt.show()
 display(Markdown(
     f"Mean over {len(SEEDS)} seed(s): {st.crossing(scaling)}. What this budget can show: which model learns faster "
@@ -222,7 +227,11 @@ ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="induction sco
        title="In-context copying of repeated random tokens")
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
-out.save_figure(fig, "induction_score")
+fig.tight_layout()
+out.save_figure(fig, "induction_score", title="In-context copying of repeated random tokens",
+                alt="Lines with 95% CI bands over seeds of SPEN's and the Transformer's induction score (loss on the "
+                    "first copy of a random token span minus the second, nats) against training tokens on a log axis, "
+                    "with the 1-nat gate as a dashed line.")
 plt.show()
 display(Markdown("Recorded search for a cpu recipe that teaches the Transformer to copy (run once each; "
                  "`benchmarks/induction_pilot.py`): the induction score after training on streams with repeated random "
@@ -253,7 +262,10 @@ ax.set(xlabel="training tokens", ylabel="training loss (nats / token)", title="L
        ylim=(min(curves.loss.min(), refs["dev"]["bigram"]) - 0.2, refs["dev"]["unigram"] + 1.0))
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, "reference lines: on the dev text")
-out.save_figure(fig, "learning_curves")
+fig.tight_layout()
+out.save_figure(fig, "learning_curves", title="Learning curves of SPEN and the Transformer",
+                alt="Training loss of SPEN and the Transformer against training tokens, mean and 95% CI band over "
+                    "seeds, with the unigram and bigram losses of the dev text as labelled dashed lines.")
 plt.show()
 
 # %% [markdown]
@@ -283,7 +295,11 @@ sns.barplot(data=split.assign(model=split.model.map(lambda m: LABEL.get(m, f"{m}
 ax.set(xlabel="held-out target token", ylabel="mean loss (nats / token)", title="Held-out loss by target class")
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI)
-out.save_figure(fig, "loss_by_repeat")
+fig.tight_layout()
+out.save_figure(fig, "loss_by_repeat", title="Held-out loss by target class",
+                alt="Bars of held-out loss for SPEN, the Transformer and the counted unigram and bigram, split into "
+                    "target tokens already seen earlier in the document and first occurrences, with 95% CIs over "
+                    "seeds.")
 plt.show()
 
 # %% [markdown]
@@ -309,7 +325,10 @@ ax.set(xlabel="tokens of context before the target (bin midpoint)", ylabel="held
        title="Held-out loss by position in the window")
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI)
-out.save_figure(fig, "loss_by_position")
+fig.tight_layout()
+out.save_figure(fig, "loss_by_position", title="Held-out loss by position in the window",
+                alt="Lines with 95% CI bands over seeds of SPEN's and the Transformer's held-out loss against the "
+                    "number of context tokens before the target (bins of the window).")
 plt.show()
 first_bin, last_bin = pos_table.gap.iloc[0], pos_table.gap.iloc[-1]
 display(Markdown(f"SPEN minus Transformer: {first_bin:+.3f} nats at the first positions, {last_bin:+.3f} at the last "
@@ -334,13 +353,17 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 for k, marker in zip(st.MODELS, ("o", "s"), strict=True):
     d = thr[thr.model == k]
     ax.plot(d.seq_len, d.tokens_per_s, marker=marker, label=LABEL[k])
-ax.set(xscale="log", yscale="log", xlabel="sequence length (tokens)", ylabel="training tokens / s",
-       title="Training throughput against sequence length")
-ax.set_xticks(list(settings.throughput_seq_lens), [str(s) for s in settings.throughput_seq_lens])
+ax.set(xlabel="sequence length (tokens, log2 scale)", ylabel="training tokens / s",
+       title="Training throughput against sequence length", ylim=(0, 1.1 * thr.tokens_per_s.max()))
+log2_ticks(ax, settings.throughput_seq_lens)  # powers of two: a base-10 log axis labels 3x10^2 beside 256
+ax.yaxis.set_major_formatter(mticker.EngFormatter(sep=""))  # 20k: a linear axis from 0, labelled to its top
 legend_outside(ax)
 device = "a GPU" if torch.cuda.is_available() else f"{torch.get_num_threads()} CPU threads"
 stamp(fig, profile, 1, None, f"{device}; median of {settings.throughput_repeats} interleaved rounds")
-out.save_figure(fig, "throughput")
+fig.tight_layout()
+out.save_figure(fig, "throughput", title="Training throughput against sequence length",
+                alt="Lines of SPEN's and the Transformer's training tokens per second against sequence length on a "
+                    "log2 axis, each point the median of interleaved rounds on this machine.")
 plt.show()
 over = thr_wide[thr_wide["SPEN / Transformer"] > 1].index
 display(Markdown("; ".join(f"seq_len {int(s)}: SPEN at **{r:.2f}x** the Transformer's tokens/s"

@@ -70,7 +70,7 @@ from paper_lib.experiments.predictor_ablation import (
     settings_for,
 )
 from paper_lib.lm_recipe import lr_for
-from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
+from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
 from paper_lib.pipeline.rules import clearly_better
@@ -213,7 +213,7 @@ else:
 # ## Learning curves of every predictor
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, (ax, ax_diff) = plt.subplots(2, 1, figsize=(9, 8), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
 order = names
 palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
 MARKERS = "osD^vP*X"  # one per model, so overlapping curves stay visible
@@ -222,15 +222,29 @@ for n in order:
     style = "-" if n in ap.PAPER_PREDICTORS else "--" if n in ap.CONTROL_PREDICTORS else ":"
     ax.plot(d.index, d.values, style, color=palette[n], label=n, linewidth=1.6, marker=MARKERS[order.index(n)],
             markevery=max(1, len(d) // 6), markersize=5)
-ax.set(xlabel="training tokens", ylabel="training loss (nats / token)",
-       title=f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
+ax.set(ylabel="training loss (nats / token)", title="Training loss")
 mark_paper(ax, refs["unigram"], f"held-out unigram {refs['unigram']:.2f}", color="0.15")
 mark_paper(ax, refs["bigram"], f"held-out KN bigram {refs['bigram']:.2f}", color="0.5")
 lo = min(curves.loss.min(), refs["bigram"])
 ax.set_ylim(lo - 0.1, refs["unigram"] + 1.0)
-legend_outside(ax, title="solid: paper, dashed: ours")
+# The SPEN curves lie within a few hundredths of a nat of each other: below, each one minus linear's.
+base = curves[curves.model == "linear"].groupby("tokens")["loss"].mean()
+for n in [m for m in order if m != "linear" and m != "transformer"] if "linear" in order else []:
+    d = curves[curves.model == n].groupby("tokens")["loss"].mean()
+    diff = d - base.reindex(d.index)
+    style = "-" if n in ap.PAPER_PREDICTORS else "--"
+    ax_diff.plot(diff.index, diff.values, style, color=palette[n], linewidth=1.4, marker=MARKERS[order.index(n)],
+                 markevery=max(1, len(diff) // 6), markersize=5)
+ax_diff.axhline(0, color=palette.get("linear", "black"), linewidth=1.2)
+ax_diff.set(xlabel="training tokens", ylabel="loss minus linear's\n(nats / token)",
+            title="Each SPEN predictor minus SPEN-linear (below 0: better; the Transformer is off this scale)")
+fig.suptitle(f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
 stamp(fig, profile, len(SEEDS), None, "lines: mean over seeds")
-out.save_figure(fig, "learning_curves")
+legend_below(fig, ax, ncol=4, title="solid: the paper's readers, dashed: our controls, dotted: the matched Transformer")
+out.save_figure(fig, "learning_curves", title="Training loss per predictor",
+                alt="Training loss against training tokens, mean over seeds, for every SPEN predictor and the matched "
+                    "Transformer with the held-out unigram and bigram lines (top), and each SPEN predictor's loss "
+                    "minus SPEN-linear's (bottom), where the nearly identical SPEN curves separate.")
 plt.show()
 
 # %% [markdown]
@@ -249,12 +263,16 @@ fig, ax = plt.subplots(figsize=(8, 4))
 sns.barplot(data=split[split.model != "linear"], x="model", y="gain over linear (nats)", hue="group",
             errorbar=("ci", 95), ax=ax)
 ax.axhline(0, color="black", linewidth=0.8)
-ax.set(xlabel="predictor", ylabel="held-out loss of linear minus this (nats / token)",
+ax.set(xlabel="predictor", ylabel="held-out loss of linear\nminus this (nats / token)",
        title="Held-out gain over SPEN-linear, by target type")
-ax.tick_params(axis="x", rotation=25)
+plt.setp(ax.get_xticklabels(), rotation=25, ha="right", rotation_mode="anchor")
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), "95% CI over seeds")
-out.save_figure(fig, "loss_by_repeat")
+fig.tight_layout()  # the rotated labels inside the figure, the stamp under them (it was drawn across them)
+out.save_figure(fig, "loss_by_repeat", title="Held-out gain over SPEN-linear, by target type",
+                alt="Bars with 95% CIs over seeds of each predictor's held-out gain over SPEN-linear (linear's loss "
+                    "minus its own, nats per token), split into targets seen earlier in the document and first "
+                    "occurrences.")
 plt.show()
 rep = {n: per_seed_values(per_seed, n, "repeat_loss").mean() for n in names}
 first = {n: per_seed_values(per_seed, n, "first_loss").mean() for n in names}

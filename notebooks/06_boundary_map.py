@@ -68,7 +68,7 @@ from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
 from paper_lib.experiments import boundary_map as bm
-from paper_lib.pipeline.plots import legend_outside, stamp
+from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
@@ -138,8 +138,13 @@ for i, st in enumerate(states):
         if j == 0:
             ax.set_ylabel("vocab_size / d_model")
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
+fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
 stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU {len(S.gru_seeds)} seed(s); white: closed form")
-out.save_figure(fig, "time_map")
+out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
+                alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
+                    f"(right) of the token k steps back, lag on the x axis and vocabulary size per width on the y "
+                    f"axis, one row per state ({', '.join(states)}), with the closed form's 0.1 and 0.5 contours in "
+                    "white on the paper's bank.")
 plt.show()
 table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())
@@ -159,7 +164,8 @@ out.save_data(curves, "depth_curves")
 final = curves[curves.step == curves.step.max()].assign(both_acc=lambda d: np.minimum(d.copy_acc, d.state_acc))
 out.save_data(final, "depth_final")
 palette = dict(zip(S.arms, sns.color_palette("tab10", len(S.arms)), strict=True))
-fig, axes = plt.subplots(3, len(S.widths), figsize=(4.2 * len(S.widths) + 1.5, 8), sharey=True, squeeze=False)
+fig, axes = plt.subplots(3, len(S.widths), figsize=(min(4.2 * len(S.widths) + 1.5, 10.5), 9), sharey=True,
+                         squeeze=False)
 for j, d in enumerate(S.widths):
     for i, (col, name) in enumerate((("copy_acc", "copy of x0 (top)"), ("state_acc", "state s_L (top)"),
                                      ("both_acc", "min(copy, state)"))):
@@ -167,17 +173,21 @@ for j, d in enumerate(S.widths):
         for arm in S.arms:
             g = final[(final.arm == arm) & (final.d_model == d)].groupby("n_layer")[col]
             mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
-            ax.errorbar(mean.index, mean.values, yerr=ci.values, fmt="o", ms=3, capsize=2, color=palette[arm],
-                        label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
+            ax.errorbar(mean.index, mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt="o", ms=3, capsize=2,
+                        color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
         ax.axhline(1 / S.n_states, color="0.5", lw=1)
         ax.set(xscale="log", xticks=list(S.depths), ylim=(0, 1.02), title=f"{name}, d_model {d}",
-               xlabel="n_layer" if i == 2 else None)
+               xlabel="n_layer" if i == 2 else None, ylabel="held-out accuracy" if j == 0 else None)
         ax.set_xticklabels([str(L) for L in S.depths])
         ax.minorticks_off()
-fig.tight_layout()
-legend_outside(axes[0, -1], title="residual rule (dashed: fixed)")
+fig.suptitle("What the top of a deep residual stream keeps: the input's copy and the state, by depth")
 stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"grey: chance 1/{S.n_states}; {S.depth_steps} steps")
-out.save_figure(fig, "depth_map")
+legend_below(fig, axes[0, -1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
+out.save_figure(fig, "depth_map", title="The depth map: copy and state accuracy at the top of the residual stream",
+                alt=f"Held-out accuracy at the top layer against depth (n_layer {', '.join(map(str, S.depths))}) for "
+                    f"each residual rule, one column per width (d_model {', '.join(map(str, S.widths))}) and one row "
+                    "each for the copy of the first input, the state and the smaller of the two, with 95% CIs over "
+                    "seeds and chance as a grey line.")
 plt.show()
 
 # %% [markdown]
@@ -192,10 +202,15 @@ for ax, col, name in ((axes[0], "copy_acc", "copy of x0"), (axes[1], "state_acc"
         m = deep[deep.arm == arm].groupby("step")[col].mean()
         ax.plot(m.index, m.values, color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
     ax.axhline(1 / S.n_states, color="0.5", lw=1)
-    ax.set(ylim=(0, 1.02), xlabel="step", title=f"{name}, n_layer {max(S.depths)}, d_model {S.widths[-1]}")
-legend_outside(axes[1])
+    ax.set(ylim=(0, 1.02), xlabel="step", title=f"{name}, n_layer {max(S.depths)}, d_model {S.widths[-1]}",
+           ylabel="held-out accuracy" if col == "copy_acc" else None)
+fig.suptitle("Learning curves at the deepest depth: is a failure slow optimisation?")
 stamp(fig, profile, len(S.seeds), None, note="mean over seeds")
-out.save_figure(fig, "depth_learning_curves")
+legend_below(fig, axes[1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
+out.save_figure(fig, "depth_learning_curves", title="Learning curves at the deepest depth",
+                alt=f"Held-out accuracy against training step at n_layer {max(S.depths)} and d_model {S.widths[-1]} for "
+                    "each residual rule, the copy of the first input (left) and the state at the top (right), mean "
+                    "over seeds, with chance as a grey line.")
 plt.show()
 last_two = sorted(deep.step.unique())[-2:]
 drift = (deep[deep.step.isin(last_two)].groupby(["arm", "step"])[["copy_acc", "state_acc"]].mean()

@@ -76,7 +76,7 @@ def test_outputs_stamp_every_file(tmp_path):
     out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path, publish=True)
     commit = out.commit
     assert out.dir == tmp_path / "figures" / "99_demo" and len(commit) == 12 and not commit.endswith("-dirty")
-    png = out.save_figure(_figure(), "curve")
+    png = out.save_figure(_figure(), "curve", alt="A falling line from 1 to 0.", title="Curve")
     out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
     out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
     manifest = json.loads((out.dir / "provenance.json").read_text())
@@ -133,7 +133,7 @@ def test_a_failed_run_leaves_the_old_folder_intact(tmp_path):
 def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_path):
     def run(root):
         with Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=root, publish=True) as out:
-            out.save_figure(_figure(), "curve")
+            out.save_figure(_figure(), "curve", alt="A falling line from 1 to 0.", title="Curve")
             out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
             out.write_metrics({"acc": [0.5, 0.7]})
         return {p.name: p.read_bytes() for p in out.dir.iterdir()}
@@ -144,7 +144,8 @@ def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_pat
 
     time.sleep(1.1)  # a date with one-second resolution would differ
     second = run(tmp_path)
-    assert set(first) == {"curve.png", "curve.pdf", "table1.csv", "table1.md", "metrics.json", "provenance.json"}
+    assert set(first) == {"curve.png", "curve.pdf", "figures.json", "table1.csv", "table1.md", "metrics.json",
+                          "provenance.json"}
     assert first == second
 
 

@@ -44,7 +44,7 @@ for _ in tqdm(range(3), desc="steps"):
 print("value 0.123")
 fig, ax = plt.subplots()
 ax.plot([0, 1], [0, 1])
-out.save_figure(fig, "line")
+out.save_figure(fig, "line", alt="A rising line from 0 to 1.", title="Line")
 assert not fail, "asked to fail"
 out.write_metrics({"acc": [0.5, 0.7]})
 '''
@@ -224,17 +224,18 @@ def test_outputs_are_safe_and_published_only_by_make(demo, capsys):
     executed = run_notebook(demo, "cpu", root=root)  # a one-off run: under build/, never figures/
     scratch = root / "build" / "cpu" / "figures" / "00_demo"
     assert executed == root / "build" / "cpu" / "executed" / "00_demo.ipynb" and executed.is_file()
-    assert sorted(p.name for p in scratch.iterdir()) == ["line.pdf", "line.png", "metrics.json", "provenance.json"]
+    assert sorted(p.name for p in scratch.iterdir()) == ["figures.json", "line.pdf", "line.png", "metrics.json", "provenance.json"]
     assert not (root / "figures").exists()
 
     run_notebook(demo, "cpu", publish=True, root=root, stream=True)  # make's run
     shown = capsys.readouterr().out
     assert "[00_demo] cell 4/4 · Results" in shown and "value 0.123" in shown
     figures = root / "figures" / "00_demo"
-    assert sorted(p.name for p in figures.iterdir()) == ["00_demo.html", "line.pdf", "line.png", "metrics.json",
-                                                        "provenance.json"]
+    assert sorted(p.name for p in figures.iterdir()) == ["00_demo.html", "figures.json", "line.pdf", "line.png",
+                                                        "metrics.json", "provenance.json"]
     html = (figures / "00_demo.html").read_text()
     assert "value 0.123" in html and "data:image/png;base64," in html and "it/s" not in html
+    assert 'alt="A rising line from 0 to 1."' in html and "No description" not in html  # figures.json's alt text
     assert "00_demo.html" in json.loads((figures / "provenance.json").read_text())
     made = nbformat.read(root / "build" / "executed" / "cpu" / "00_demo.ipynb", as_version=4)
     stderr = [o.text for c in made.cells for o in c.get("outputs", []) if o.get("name") == "stderr"]

@@ -16,9 +16,11 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.grammar import ROLE_KIND, ROLES
-from ..pipeline.plots import legend_outside, mark_paper, stamp
+from ..pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from ..pipeline.stats import format_mean_ci, mean_ci95
 
+GRAMMAR_NOTES = {"A": " (held out)", "B": " (unseen content words)", "A_hard": " (no pronoun marks depth)",
+                 "B_hard": " (hard, unseen content words)"}
 VERDICT = {"a > b": "first > second", "a < b": "second > first", "tie": "tie"}
 
 
@@ -98,33 +100,38 @@ def group_table(acc: pd.DataFrame, by: str, readouts: Sequence[str], names: Mapp
 
 
 def plot_per_role(role_acc: pd.DataFrame, labels: Mapping[str, str], grammars: Sequence[str], profile: str, n_seeds: int):
-    """Bars per role (one panel per grammar), one hue per readout; legend outside the axes."""
-    fig, axes = plt.subplots(len(grammars), 1, figsize=(16, 4.2 * len(grammars)), sharex=True, squeeze=False)
+    """Bars per role (one panel per grammar, in rows), one hue per readout; one legend under the panels."""
+    fig, axes = plt.subplots(len(grammars), 1, figsize=(10.5, 3.8 * len(grammars) + 1), sharex=True, squeeze=False)
     n_struct = sum(ROLE_KIND[r] == "structural" for r in ROLES)
     for ax, g in zip(axes[:, 0], grammars, strict=True):
         d = role_acc[(role_acc.grammar == g) & role_acc.readout.isin(labels)].assign(model=lambda f: f.readout.map(labels))
         sns.barplot(data=d, x="role", y="accuracy", hue="model", hue_order=list(labels.values()), order=list(ROLES),
                     errorbar=("ci", 95), n_boot=200, seed=0, ax=ax)
         ax.axvline(n_struct - 0.5, color="k", ls=":", lw=1)
-        ax.text(n_struct / 2, 1.03, "structural roles", ha="center")
-        ax.text(n_struct + (len(ROLES) - n_struct) / 2, 1.03, "lexical roles", ha="center")
+        ax.text(n_struct / 2, 1.05, "structural roles", ha="center", va="center")
+        ax.text(n_struct + (len(ROLES) - n_struct) / 2, 1.05, "lexical roles", ha="center", va="center")
         ax.set_ylim(0, 1.1)
-        ax.set_ylabel("accuracy (fraction of the role's tokens)")
+        ax.set_ylabel("accuracy (fraction of\nthe role's tokens)")
         ax.set_title(f"Grammar {g}" + (" (unseen content words; trained on A)" if g.startswith("B") else " (held out)"))
-        legend_outside(ax)
     axes[-1, 0].set_xlabel("role")
     axes[-1, 0].tick_params(axis="x", rotation=60)
+    fig.suptitle("Per-role accuracy, within Grammar A and on Grammar B")
     stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
-    fig.tight_layout()
+    legend_below(fig, axes[0, 0], ncol=2)
     return fig
 
 
 def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammars: Sequence[str], profile: str,
                   n_seeds: int, xlabel: str, order=None, paper_deep: float | None = None):
-    """Accuracy per group (depth or dependency bin), one panel per grammar. ``paper_deep`` draws the
-    paper's deep-embedded value as a labelled mark over depths >= 2 only."""
-    fig, axes = plt.subplots(1, len(grammars), figsize=(5.5 * len(grammars) + 2, 4.2), sharey=True, squeeze=False)
-    for ax, g in zip(axes[0], grammars, strict=True):
+    """Accuracy per group (depth or dependency bin), one panel per grammar, two panels a row (four
+    in one row were 3,583 px wide); one legend under the panels. ``paper_deep`` draws the paper's
+    deep-embedded value as a labelled mark over depths >= 2 only."""
+    n_cols = min(2, len(grammars))
+    n_rows = -(-len(grammars) // n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(10.5, 3.6 * n_rows + 1.4), sharey=True, squeeze=False)
+    for ax in axes.flat[len(grammars):]:
+        ax.set_visible(False)
+    for ax, g in zip(axes.flat, grammars, strict=False):
         d = acc[(acc.grammar == g) & acc.readout.isin(labels)].assign(model=lambda f: f.readout.map(labels))
         xs = order if order is not None else sorted(d[by].unique())
         xs = [x for x in xs if x in set(d[by])]
@@ -137,14 +144,13 @@ def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammar
                 ax.annotate(f"paper: SPCN, depth >= 2: {paper_deep:g}", xy=(deep[0] - 0.3, paper_deep), xytext=(0, -12),
                             textcoords="offset points", fontsize=8, color="0.2")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("accuracy (fraction of the group's tokens)")
-        ax.set_title(f"Grammar {g}")
+        ax.set_ylabel("accuracy (fraction of\nthe group's tokens)")
+        ax.set_title(f"Grammar {g}" + GRAMMAR_NOTES.get(g, ""))
         ax.tick_params(axis="x", rotation=20)
-        if ax.get_legend():
-            ax.get_legend().remove()
-    legend_outside(axes[0, -1])
+        ax.yaxis.set_tick_params(labelleft=True)
+    fig.suptitle(f"Role accuracy by {xlabel}, per grammar")
     stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
-    fig.tight_layout()
+    legend_below(fig, axes.flat[0], ncol=2)
     return fig
 
 
@@ -153,7 +159,7 @@ def plot_lag(lag: pd.DataFrame, profile: str):
     states = list(dict.fromkeys(lag.state))
     blues = sns.color_palette("Blues", max(len(states) - 2, 1) + 1)[1:]
     colors = dict(zip(states[:-2], blues, strict=False)) | {states[-2]: "black", states[-1]: "tab:red"}
-    fig, axes = plt.subplots(1, 2, figsize=(14, 4.6), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.6), sharex=True)
     for ax, target in zip(axes, ["identity", "role"], strict=True):
         d = lag[lag.target == target]
         for st in states:
@@ -168,10 +174,9 @@ def plot_lag(lag: pd.DataFrame, profile: str):
         ax.set_ylabel(f"held-out accuracy of the {target} at t - k")
         ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
         ax.set_ylim(0, 1.02)
-    legend_outside(axes[1])
-    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width")
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past,\nagainst a learned GRU state of the same width")
     stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
-    fig.tight_layout()
+    legend_below(fig, axes[1], ncol=2)
     return fig
 
 
@@ -204,7 +209,7 @@ def plot_timescales(ts: pd.DataFrame, order: Sequence[str], profile: str):
     """Bars of accuracy on A and B per alpha subset (adapts to the alphas chosen)."""
     tl = ts.melt(id_vars=["seed", "alphas", "n_alphas"], value_vars=["acc_A", "acc_B"], var_name="test", value_name="accuracy")
     tl["test"] = tl["test"].map({"acc_A": "held-out A", "acc_B": "B (transfer)"})
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(order)) + 2, 4))
+    fig, ax = plt.subplots(figsize=(min(max(6, 1.2 * len(order)), 8) + 1.5, 4.2))  # legend outside: <= 1600 px
     sns.barplot(data=tl, x="alphas", y="accuracy", hue="test", order=list(order), errorbar=("ci", 95), n_boot=200,
                 seed=0, ax=ax)
     mark_paper(ax, 0.618, "paper: transfer 0.618")
@@ -212,7 +217,7 @@ def plot_timescales(ts: pd.DataFrame, order: Sequence[str], profile: str):
     ax.set_ylabel("role accuracy (fraction of tokens)")
     ax.set_title("SPCN role accuracy by timescales (linear probe)")
     ax.set_ylim(0, 1)
-    ax.tick_params(axis="x", rotation=20)
+    ax.tick_params(axis="x", rotation=20 if len(order) <= 7 else 45)
     legend_outside(ax)
     stamp(fig, profile, ts.seed.nunique(), errorbars="95% CI over seeds")
     fig.tight_layout()

@@ -5,6 +5,9 @@ marks, legends that never cover data. Our design: the paper is silent.
     ...
     mark_paper(ax, 0.960, "paper: 0.960")                   # a dashed, labelled line
     legend_outside(ax)                                      # legend right of the axes
+    legend_below(fig, ax, ncol=2)                           # or under the panels (wide figures), with tight_layout
+    ax.errorbar(x, mean, yerr=clipped_yerr(mean, ci))       # an accuracy's CI drawn inside [0, 1]
+    log2_ticks(ax, [256, 1024, 4096])                       # a log2 axis labelled at these values only
     stamp(fig, profile="cpu", n_seeds=5, errorbars="95% CI over seeds")
 """
 from __future__ import annotations
@@ -27,13 +30,19 @@ def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: s
     fig.text(0.01, -0.02, " · ".join(parts), ha="left", va="top", fontsize=8, color="0.35")
 
 
-def mark_paper(ax, value: float, label: str, axis: str = "y", color: str = "0.2", **kw) -> None:
+def mark_paper(ax, value: float, label: str, axis: str = "y", color: str = "0.2", legend: bool = False, **kw) -> None:
     """A dashed line at the paper's ``value`` with its ``label`` written beside it (not in the legend).
 
     Args:
         axis: ``"y"`` for a horizontal line (a paper accuracy or loss), ``"x"`` for a vertical one.
+        legend: name the line in the legend instead of writing the label beside it (where bars or
+            curves reach the line, a label beside it would sit across them).
     """
-    if axis == "y":
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    if legend:
+        (ax.axhline if axis == "y" else ax.axvline)(value, ls="--", lw=1.2, color=color, label=label, **kw)
+    elif axis == "y":
         ax.axhline(value, ls="--", lw=1.2, color=color, **kw)
         ax.annotate(label, xy=(1.0, value), xycoords=("axes fraction", "data"), xytext=(-4, 3),
                     textcoords="offset points", ha="right", va="bottom", fontsize=8, color=color)
@@ -41,8 +50,6 @@ def mark_paper(ax, value: float, label: str, axis: str = "y", color: str = "0.2"
         ax.axvline(value, ls="--", lw=1.2, color=color, **kw)
         ax.annotate(label, xy=(value, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -4),
                     textcoords="offset points", ha="left", va="top", fontsize=8, color=color, rotation=90)
-    else:
-        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
 
 
 def legend_outside(ax, title: str | None = None, **kw) -> None:
@@ -51,3 +58,50 @@ def legend_outside(ax, title: str | None = None, **kw) -> None:
     if handles:
         ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
                   fontsize=8, **kw)
+
+
+def legend_below(fig, ax, ncol: int = 2, title: str | None = None, **kw):
+    """One legend for the whole figure, under its panels, from ``ax``'s labelled artists; then lays
+    the panels out above it (``fig.tight_layout`` with the legend's height kept free). Returns the
+    legend, or ``None`` when ``ax`` has nothing labelled.
+
+    Use instead of ``fig.tight_layout()`` where a legend right of the axes would make the figure
+    too wide to read in a page (:mod:`paper_lib.pipeline.figcheck`'s 1600 px). The stamp
+    (:func:`stamp`) stays under the legend. Our design.
+    """
+    handles, labels = ax.get_legend_handles_labels()
+    for a in fig.axes:
+        if a.get_legend() is not None:
+            a.get_legend().remove()
+    if not handles:
+        fig.tight_layout()
+        return None
+    leg = fig.legend(handles, labels, title=title, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+                     frameon=False, fontsize=8, title_fontsize=8, **kw)
+    height = leg.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+    fig.tight_layout(rect=(0, min(height + 0.01, 0.6), 1, 1))
+    return leg
+
+
+def clipped_yerr(mean, ci, lo: float = 0.0, hi: float = 1.0):
+    """``yerr`` for :meth:`~matplotlib.axes.Axes.errorbar` of ``mean +- ci`` drawn inside ``[lo, hi]``
+    (an accuracy's normal-approximation CI can run past 1): a ``(2, n)`` array of the distances
+    down and up. Only the drawing is clipped; the tables keep the CI. Our design."""
+    import numpy as np
+
+    mean, ci = np.asarray(mean, float), np.asarray(ci, float)
+    return np.stack([mean - np.clip(mean - ci, lo, hi), np.clip(mean + ci, lo, hi) - mean])
+
+
+def log2_ticks(ax, values, axis: str = "x") -> None:
+    """A base-2 log scale on ``axis`` labelled at ``values`` only (plain integers, no minor labels):
+    powers of two such as sequence lengths 256..8192 read without the colliding ``3x10^2`` minor
+    labels of a base-10 log axis."""
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    which = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    values = sorted(values)
+    (ax.set_xticks if axis == "x" else ax.set_yticks)(values, [f"{v:g}" for v in values])
+    which.set_minor_locator(NullLocator())
+    which.set_minor_formatter(NullFormatter())

@@ -38,10 +38,12 @@ import os
 import shlex
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
+from .figcheck import check_figure
 from .plots import SMOKE_NOTE
 from .profiles import check_profile
 from .stats import mean_ci95
@@ -51,6 +53,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
 PUBLISH_ENV = "PAPER_LIB_PUBLISH"  # "1": a script's Outputs publishes to figures/ (make's recipes set it)
 RUN_ENV = "PAPER_LIB_RUN"  # set by the runner for its kernel: JSON of the run's folders, profile, commit
+FIGURE_DPI = 150  # every PNG is saved at this dpi; the legibility check measures at it
+FIGCHECK_ENV = "PAPER_LIB_FIGCHECK"  # "raise": a legibility problem raises at every profile (default: at smoke)
 SMOKE_BANNER = SMOKE_NOTE[0].upper() + SMOKE_NOTE[1:] + "."
 
 
@@ -286,21 +290,57 @@ class Outputs:
     def _record(self, *paths: Path) -> None:
         record(self._stage, paths, self.provenance())
 
-    def save_figure(self, fig, name: str) -> Path:
+    def save_figure(self, fig, name: str, *, alt: str, title: str) -> Path:
         """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped; returns the final PNG path.
+
+        Args:
+            alt: one sentence saying what the figure shows (what a reader who cannot see it needs:
+                the axes and the finding's shape), the image's alt text.
+            title: the figure's title on a page (also the PNG's and PDF's ``Title``).
+
+        ``alt`` and ``title`` go into ``figures.json`` beside the figures (file stem ->
+        ``{"alt", "title"}``, plus ``"problems"`` when the check found any), which a site reads.
+        Before saving, :func:`~paper_lib.pipeline.figcheck.check_figure` looks for what a reader
+        cannot read (colliding tick labels, text under 7 pt, text over tick labels, wider than
+        1600 px, several panels without a suptitle). At the smoke profile (``make test`` runs
+        every notebook so) a problem raises, so a regression fails the tests; at ``cpu`` and
+        ``paper`` it warns and is recorded, so an hour's run is never lost to a collided tick
+        label. ``PAPER_LIB_FIGCHECK=raise`` makes every profile strict. Our design.
 
         No date goes into either file (the PDF's ``CreationDate`` is dropped), so the same figure
         gives the same bytes.
+
+        Raises:
+            ValueError: ``alt`` is not a sentence (fewer than 4 words or several lines), ``title``
+                is empty; at smoke (or ``PAPER_LIB_FIGCHECK=raise``), the first legibility problem
+                (one line naming the figure).
         """
+        if not isinstance(alt, str) or len(alt.split()) < 4 or "\n" in alt.strip():
+            raise ValueError(f"alt must be one sentence describing what figure {name!r} shows "
+                             f"(at least 4 words, one line), got {alt!r}")
+        if not isinstance(title, str) or not title.strip() or "\n" in title.strip():
+            raise ValueError(f"title of figure {name!r} must be a non-empty line, got {title!r}")
+        alt, title = alt.strip(), title.strip()
+        problems = check_figure(fig, dpi=FIGURE_DPI)
+        if problems:
+            message = f"figure {name!r} of {self.notebook}: {problems[0]}" + (
+                f" (and {len(problems) - 1} more: {'; '.join(problems[1:])})" if len(problems) > 1 else "")
+            if self.profile == "smoke" or os.environ.get(FIGCHECK_ENV, "") == "raise":
+                raise ValueError(message)
+            warnings.warn(message, stacklevel=2)
         text = json.dumps(self.provenance(), sort_keys=True)
         paths = []
-        for ext, meta in (("png", {"Description": text, "Software": "paper_lib"}),
-                          ("pdf", {"Subject": text, "Creator": "paper_lib", "CreationDate": None})):
+        for ext, meta in (("png", {"Title": title, "Description": text, "Software": "paper_lib"}),
+                          ("pdf", {"Title": title, "Subject": text, "Creator": "paper_lib", "CreationDate": None})):
             path = self._stage / f"{name}.{ext}"
             with atomic_path(path) as tmp:
-                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
+                fig.savefig(tmp, format=ext, dpi=FIGURE_DPI, bbox_inches="tight", metadata=meta)
             paths.append(path)
         self._record(*paths)
+        index_path = self._stage / "figures.json"
+        index = json.loads(index_path.read_text()) if index_path.exists() else {}
+        index[name] = {"alt": alt, "title": title, **({"problems": problems} if problems else {})}
+        write_json(index_path, dict(sorted(index.items())))
         return self.dir / paths[0].name
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:

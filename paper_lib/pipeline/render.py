@@ -3,6 +3,7 @@ HTML rendering (what ``make all`` publishes beside the figures). Our design: the
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from .atomic import atomic_path
 
 HTML_TAGS = {"remove_cell_tags": {"remove-cell"}, "remove_all_outputs_tags": {"remove-output"},
              "remove_input_tags": {"remove-input"}}
+SAVE_CALL = re.compile(r"save_figure\(\s*\w+\s*,\s*[\"']([\w.-]+)[\"']")  # out.save_figure(fig, "name", ...)
 PROGRESS_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$")  # the tail of a tqdm bar: [00:01<00:02, 1.2it/s]
 
 
@@ -36,9 +38,32 @@ def _hidden(line: str) -> bool:
     return bool(PROGRESS_LINE.search(line)) or ("\r" in line and not line.replace("\r", "").strip())
 
 
-def render_html(nb, path: Path, title: str) -> Path:
+def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
+    """The alt text of each figure image in ``nb``: base64 PNG data -> the ``alt`` that
+    ``figures.json`` (written by :meth:`~paper_lib.pipeline.provenance.Outputs.save_figure`) holds
+    for it. A code cell's images are matched, in order, with the names of its
+    ``save_figure(fig, "name", ...)`` calls, only where the counts agree (a cell that shows a
+    figure it does not save keeps nbconvert's generic text). Our design."""
+    if figures_json is None or not Path(figures_json).is_file():
+        return {}
+    index = json.loads(Path(figures_json).read_text())
+    alts = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        names = SAVE_CALL.findall(cell.source)
+        images = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if names and len(names) == len(images):
+            alts.update({img.strip(): index[n]["alt"] for n, img in zip(names, images, strict=True) if n in index})
+    return alts
+
+
+def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
     """Write the executed notebook ``nb`` as one self-contained HTML file (code, outputs, images
     embedded), without progress bars, whose timings change from run to run; returns ``path``.
+
+    ``figures_json`` (the run's ``figures.json``) gives each saved figure's image its alt text
+    (:func:`figure_alts`) instead of nbconvert's "No description has been provided".
 
     The cell tags of :data:`HTML_TAGS` (those of jupyter-book) leave out what changes from run to
     run or machine to machine without being a result, e.g. ``# %% tags=["remove-output"]`` on a
@@ -63,6 +88,16 @@ def render_html(nb, path: Path, title: str) -> Path:
     exporter = HTMLExporter(embed_images=True)
     exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    alts = figure_alts(nb, figures_json)
+    if alts:
+        from bs4 import BeautifulSoup  # nbconvert's own dependency, which writes the generic alt
+
+        soup = BeautifulSoup(body, features="html.parser")
+        for img in soup.find_all("img"):
+            data = img.get("src", "").removeprefix("data:image/png;base64,").strip()
+            if data in alts:
+                img["alt"] = alts[data]
+        body = str(soup)
     with atomic_path(path) as tmp:
         tmp.write_text(body, encoding="utf-8")
     return path

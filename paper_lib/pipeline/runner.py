@@ -265,7 +265,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
                                        kernel_manager_class=manager, **extra)
         done = tidy(done)
         if publish:
-            html = render_html(done, stage / f"{p.name}.html", p.name)
+            html = render_html(done, stage / f"{p.name}.html", p.name, figures_json=stage / "figures.json")
             metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
             threads = json.loads(metrics.read_text()).get("threads") if metrics.is_file() else None
             record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile, "parameters": parameters,
