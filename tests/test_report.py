@@ -124,7 +124,8 @@ def test_recall_rule_and_its_positive_control():
 
 
 def test_write_report_and_readme_markers(tmp_path):
-    (tmp_path / "README.md").write_text("intro\n<!-- report:start -->\nold\n<!-- report:end -->\nrest\n")
+    (tmp_path / "README.md").write_text("intro\n<!-- findings:start -->\nx\n<!-- findings:end -->\n"
+                                        "<!-- report:start -->\nold\n<!-- report:end -->\nrest\n")
     _metrics(tmp_path / "figures", "03_spen_train", ppl_ratio=(8.1, 0.5), spen_val_ppl=(300.0, 10.0),
              transformer_val_ppl=(37.0, 2.0), unigram_val_loss=(7.3, 0.01), spen_val_loss=(5.7, 0.02),
              transformer_val_loss=(3.6, 0.05), transformer_induction_score=(2.0, 0.1), bigram_val_loss=(4.8, 0.0))
@@ -132,9 +133,13 @@ def test_write_report_and_readme_markers(tmp_path):
     assert path == tmp_path / "figures" / "REPORT.md"
     readme = (tmp_path / "README.md").read_text()
     assert "\nold\n" not in readme and readme.startswith("intro\n") and readme.endswith("rest\n")
-    row = next(line for line in readme.splitlines() if "perplexity gap" in line)
+    row = next(line for line in readme.splitlines() if "perplexity gap" in line and line.startswith("|"))
     assert "8.1 ± 0.5 (perplexity ratio SPEN / Transformer)" in row and row.rstrip("| ").endswith("yes")
     assert "(figures/REPORT.md#claim-ppl_gap)" in row and "not comparable" in row   # C4 vs our corpus
+    assert "Of the 12 claims tested: **11** not run yet, **1** yes." in readme
+    assert "- [EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)](figures/REPORT.md#claim-ppl_gap): **yes**; " \
+           "ours 8.1 ± 0.5 (perplexity ratio SPEN / Transformer), against 2 ± 0.1 (Transformer induction score (nats))." \
+           in readme
     report = path.read_text()
     assert "- SPEN perplexity 300 ± 10" in report and "Rule (stated before the run): yes if perplexity ratio" in report
     assert update_readme(tmp_path / "nope.md", claims_table(tmp_path / "figures")) is False

@@ -354,18 +354,35 @@ def render(table: pd.DataFrame, profile: str) -> str:
             f"Summary: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
 
 
+def findings_markdown(table: pd.DataFrame, link: str = "figures/REPORT.md#claim-{key}") -> str:
+    """The verdict counts and one line per decided claim (yes, partly, no) with its two numbers."""
+    counts = table["holds"].str.split(":").str[0].value_counts()
+    lines = [f"Of the {len(table)} claims tested: " + ", ".join(f"**{n}** {w}" for w, n in counts.items()) + "."]
+    for r in table[table.holds.isin(["yes", "partly", "no"])].map(_md_cell).itertuples():
+        lines.append(f"- [{r.claim}]({link.format(key=r.key, notebook=r.notebook)}): **{r.holds}**; "
+                     f"ours {r.headline}, against {r.versus}.")
+    return "\n".join(lines)
+
+
+def _between(text: str, start: str, end: str, new: str) -> str | None:
+    if start not in text or end not in text:
+        return None
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}"
+
+
 def update_readme(readme: Path, table: pd.DataFrame) -> bool:
     """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the
-    results table, its claims linked to their sections of ``figures/REPORT.md``."""
+    results table (its claims linked to their sections of ``figures/REPORT.md``), and the text
+    between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
     if not readme.exists():
         return False
-    text = readme.read_text()
-    start, end = "<!-- report:start -->", "<!-- report:end -->"
-    if start not in text or end not in text:
+    text = _between(readme.read_text(), "<!-- report:start -->", "<!-- report:end -->",
+                    results_markdown(table, "figures/REPORT.md#claim-{key}"))
+    if text is None:
         return False
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    write_text(readme, f"{head}{start}\n{results_markdown(table, 'figures/REPORT.md#claim-{key}')}\n{end}{tail}")
+    text = _between(text, "<!-- findings:start -->", "<!-- findings:end -->", findings_markdown(table)) or text
+    write_text(readme, text)
     return True
 
 
