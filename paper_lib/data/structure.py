@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .grammar import FUNCTION_WORDS, GrammarConfig
-from .roles import ROLE_KIND
+from .roles import ROLE_KIND, ROLES
 
 CONTENT = "___"
 """The skeleton's placeholder for a content word."""
@@ -203,3 +203,16 @@ def structure_split(words: Sequence[str], roles: Sequence[str], config: GrammarC
             same = {role for role, c in pairs if c in cat}
             out.append(("category", "current word" if same == {r} else "earlier words"))
     return out
+
+
+def split_columns(sentences: Sequence[Sequence[str]], roles: Sequence[Sequence[int]],
+                  config: GrammarConfig | None = None) -> dict[str, list[str]]:
+    """:func:`structure_split` over a corpus, flat (sentence after sentence, as ``Corpus.to_frame``):
+    ``{"struct_split": kind per token, "struct_settles": settles per token}`` (``""`` where none);
+    ``roles`` are role ids (indices of :data:`~paper_lib.data.roles.ROLES`)."""
+    kinds, settles = [], []
+    for words, ids in zip(sentences, roles, strict=True):
+        for k, s in structure_split(words, [ROLES[i] for i in ids], config):
+            kinds.append(k)
+            settles.append(s)
+    return {"struct_split": kinds, "struct_settles": settles}

@@ -23,6 +23,17 @@ METRIC_LABELS: dict[str, str] = {
     "bigru_struct_acc_B": "BiGRU structural roles on B", "gru_causal_struct_acc_B": "causal GRU structural roles on B",
     "bigru_nounk_struct_acc_B": "BiGRU without <unk> training, structural roles on B",
     "spcn_bidir_struct_acc_B": "bidirectional SPCN structural roles on B",
+    "struct_context_share_B": "share of B's structural tokens decided by the context",
+    "spcn_struct_context_acc_B": "SPCN structural roles the context decides, on B",
+    "gru_causal_struct_context_acc_B": "causal GRU (<unk> training) structural roles the context decides, on B",
+    "causal_gru_nodrop_struct_context_acc_B": "causal GRU without <unk> training, structural roles the context "
+                                              "decides, on B",
+    "spcn_struct_category_acc_B": "SPCN structural roles needing a word's category, on B",
+    "gru_causal_struct_category_acc_B": "causal GRU (<unk> training) structural roles needing a word's category, on B",
+    "causal_gru_nodrop_struct_category_acc_B": "causal GRU without <unk> training, structural roles needing a "
+                                               "word's category, on B",
+    "spcn_bidir_struct_context_acc_B": "bidirectional SPCN structural roles the context decides, on B",
+    "bigru_nounk_struct_context_acc_B": "BiGRU without <unk> training, structural roles the context decides, on B",
     "bigru_lexical_acc_A": "BiGRU content roles on A", "spcn_lexical_acc_A": "SPCN content roles on A",
     "ppl_ratio": "perplexity ratio SPEN / Transformer", "spen_val_ppl": "SPEN perplexity",
     "transformer_val_ppl": "Transformer perplexity", "loss_linear": "linear reader (nats)",
