@@ -242,7 +242,7 @@ def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
     m = {"spcn_probe_acc_A": _s(0.944, 0.002), "spcn_over_bigru_A": _s(0.956, 0.004),
          "spcn_untrained_acc_A": _s(0.940, 0.002), "spcn_level1_floor_acc_A": _s(0.956, 0.002)}
     v = verdict_for("within_A", m, "cpu")
-    assert v.holds == "not informative at this budget" and "spcn_level1_floor_acc_A 0.956" in v.reason
+    assert v.holds == "the number; not attributable to learning" and "spcn_level1_floor_acc_A 0.956" in v.reason
     above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
     assert verdict_for("within_A", above, "cpu").holds == "yes"
     assert "no negative control measured" in verdict_for("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").reason
