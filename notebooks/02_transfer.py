@@ -173,7 +173,7 @@ split_table = tt.comparison_table(split_acc, split_pairs, [{"grammar": "B", "str
 out.save_table(split_table, "structure_split")
 display(split_table)
 display(Markdown(
-    "Of B's structural tokens, " + ", ".join(f"{fmt(v)} are {k}" for k, v in split_share.items())
+    "Of B's structural tokens, " + ", ".join(f"{fmt(v)} are of the {k} kind" for k, v in split_share.items())
     + f" (share per seed); of the category kind, {fmt(settles)} would be settled by the current word's category "
     "alone, the rest needs earlier words' categories too (main or relative verb). **On the context kind:** "
     + " ".join(f"{r.comparison}: {r.verdict} ({r.first_acc} vs {r.second_acc})." for r in split_table.itertuples()

@@ -43,7 +43,7 @@ def test_report_holds_fails_and_missing(tmp_path):
     content = next(k for k in holds.index if k.startswith("BiGRU far ahead"))
     transfer = next(k for k in holds.index if k.startswith("SPCN transfers A -> B"))
     assert holds[structure] == "yes"                                  # beats both causal GRUs, CIs apart
-    assert "SPCN structural roles needing a word's category, on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
+    assert "SPCN, category-dependent structure on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
     assert holds[content] == "partly"                                                 # ahead, CIs overlap
     assert holds[transfer] == "metric missing: spcn_acc_B"
     learning = next(k for k in holds.index if k.startswith("Label-free learning"))
