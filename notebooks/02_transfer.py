@@ -104,6 +104,7 @@ NAMES = {"spcn": "SPCN (PGHU), linear probe, causal", "spcn_labelfree": "SPCN, l
          "spcn_contentdrop": f"SPCN, probe with content-word-only dropout {settings.probe_word_dropout:g}",
          "spcn_bidir": "SPCN, bidirectional (forward + backward traces)",
          "gru_causal": f"GRU tagger, causal (supervised, <unk> dropout {settings.bigru.word_dropout:g})",
+         "causal_gru_nodrop": "GRU tagger, causal, no <unk> training (paper-like)",
          "bigru": f"BiGRU (supervised, <unk> dropout {settings.bigru.word_dropout:g})",
          **{f"bigru_wd{p:g}": f"BiGRU, <unk> dropout {p:g}" + (" (paper-like)" if p == 0 else "")
             for p in settings.bigru_word_dropouts}}
@@ -138,6 +139,8 @@ tokens["kind_causal"] = np.where(tokens.kind == "structural", "structural",
 have = lambda *rs: all(r in NAMES for r in rs)  # noqa: E731
 pairs = [(lbl, a, b) for lbl, a, b in [("paper's comparison", "spcn", "bigru"),
                                         ("causal vs causal", "spcn", "gru_causal"),
+                                        ("causal vs causal (paper-like GRU, no <unk> training)", "spcn",
+                                         "causal_gru_nodrop"),
                                         ("bidirectional vs bidirectional (paper-like BiGRU)", "spcn_bidir", "bigru_wd0")]
          if have(a, b)]
 kind_acc = tt.group_accuracy(tokens, READ, ["grammar", "kind_causal"])
@@ -152,6 +155,46 @@ display(Markdown("**Claim: SPCN beats the BiGRU on structure-dependent roles (on
     if r.grammar == "B" and r.kind_causal == "structural") + "\n\n**Claim: the BiGRU is far ahead on content roles "
     "(within A).** " + " ".join(f"{r.comparison}, {r.kind_causal}: {r.verdict} ({r.first_acc} vs {r.second_acc})."
                                 for r in comparisons.itertuples() if r.grammar == "A" and r.kind_causal != "structural")))
+
+# %% [markdown]
+# ### Structural roles on B: decided by the context, or needing the unseen word's category
+#
+# A causal reader of B knows the function words and only *that* a content word stood somewhere.
+# `paper_lib.data.structure` parses each sentence's function-word skeleton with the grammar (the
+# rule was written before any model was scored on it): a structural role on an unseen word is
+# **context** when every parse of the words so far gives it that role ('that ___' is a relative
+# verb, 'very ___' an adjective, 'near the very ___ ___' a location), **category** when some parse
+# gives it another ('the ___' may be an adjective or the noun). Structural roles on **function
+# words** (DET, PREP, ...) are read off the word itself and are shown apart. Only the context kind
+# tests whether a causal reader keeps structure.
+
+# %%
+from paper_lib.data.structure import KINDS  # noqa: E402
+
+split_tok = tokens[tokens.grammar.isin(["A", "B"]) & tokens.struct_split.isin(KINDS)]
+split_b = split_tok[split_tok.grammar == "B"]
+split_share = {k: (split_b.assign(x=split_b.struct_split == k).groupby("seed").x.mean()).tolist() for k in KINDS}
+settles = split_b[split_b.struct_split == "category"].groupby("seed").struct_settles.apply(
+    lambda x: (x == "current word").mean()).tolist()
+split_acc = tt.group_accuracy(split_tok, READ, ["grammar", "struct_split"])
+split_pairs = [p for p in pairs if p[0] != "paper's comparison"]
+split_table = tt.comparison_table(split_acc, split_pairs, [{"grammar": "B", "struct_split": k} for k in KINDS])
+out.save_table(split_table, "structure_split")
+display(split_table)
+display(Markdown(
+    "Of B's structural tokens, " + ", ".join(f"{fmt(v)} are of the {k} kind" for k, v in split_share.items())
+    + f" (share per seed); of the category kind, {fmt(settles)} would be settled by the current word's category "
+    "alone, the rest needs earlier words' categories too (main or relative verb). **On the context kind:** "
+    + " ".join(f"{r.comparison}: {r.verdict} ({r.first_acc} vs {r.second_acc})." for r in split_table.itertuples()
+               if r.struct_split == "context")))
+split_metrics = {
+    **{f"{r}_struct_{k.split()[0]}_acc_B": tt.seeds_of(split_acc, r, grammar="B", struct_split=k) for r in NAMES
+       for k in KINDS},
+    **{f"struct_{k.split()[0]}_share_B": v for k, v in split_share.items()},
+}
+if "bigru_wd0" in NAMES:
+    split_metrics |= {f"bigru_nounk_struct_{k.split()[0]}_acc_B": split_metrics[f"bigru_wd0_struct_{k.split()[0]}_acc_B"]
+                      for k in KINDS}
 
 # %% [markdown]
 # ### Per-role accuracy, within A and on B
@@ -289,6 +332,7 @@ metrics = {
     "bigru_verb_rel_acc_B": tt.seeds_of(role_acc, "bigru", grammar="B", role="VERB_REL"),
     **{f"{r}_lexical_causal_acc_A": tt.seeds_of(kind_acc, r, grammar="A", kind_causal="lexical, causally available")
        for r in NAMES},
+    **split_metrics,
 }
 if "bigru_wd0" in NAMES:
     metrics["bigru_nounk_struct_acc_B"] = ks("bigru_wd0", "B", "structural")

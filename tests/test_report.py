@@ -31,8 +31,8 @@ def test_report_holds_fails_and_missing(tmp_path):
     figures = tmp_path / "figures"
     _metrics(figures, "01_grammar_probe", spcn_probe_acc_A=(0.95, 0.01), spcn_over_bigru_A=(0.80, 0.02),
              spcn_untrained_acc_A=(0.90, 0.01))
-    _metrics(figures, "02_transfer", spcn_struct_acc_B=(0.90, 0.01), gru_causal_struct_acc_B=(0.70, 0.02),
-             spcn_bidir_struct_acc_B=(0.90, 0.01), bigru_nounk_struct_acc_B=(0.70, 0.02),
+    _metrics(figures, "02_transfer", spcn_struct_context_acc_B=(0.90, 0.01), gru_causal_struct_context_acc_B=(0.70, 0.02),
+             causal_gru_nodrop_struct_context_acc_B=(0.60, 0.02), spcn_struct_category_acc_B=(0.30, 0.02),
              bigru_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2))
     table = claims_table(figures).set_index("claim")
     holds = table["holds"]
@@ -42,7 +42,8 @@ def test_report_holds_fails_and_missing(tmp_path):
     structure = next(k for k in holds.index if k.startswith("SPCN beats the recurrent tagger"))
     content = next(k for k in holds.index if k.startswith("BiGRU far ahead"))
     transfer = next(k for k in holds.index if k.startswith("SPCN transfers A -> B"))
-    assert holds[structure] == "yes"                                                  # both pairs CIs apart
+    assert holds[structure] == "yes"                                  # beats both causal GRUs, CIs apart
+    assert "SPCN, category-dependent structure on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
     assert holds[content] == "partly"                                                 # ahead, CIs overlap
     assert holds[transfer] == "metric missing: spcn_acc_B"
     learning = next(k for k in holds.index if k.startswith("Label-free learning"))
@@ -57,8 +58,8 @@ def test_report_holds_fails_and_missing(tmp_path):
         if line.startswith("| ") and "---" not in line:
             assert line.replace("\\|", "").count("|") == 8, line
     assert '<a id="claim-within_A"></a>' in md and "(#claim-within_A)" in md
-    assert "[SPCN beats the recurrent tagger on structure-dependent roles on B, like for like (causal vs causal GRU; " \
-           "bidirectional vs BiGRU without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
+    assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
+           "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 3" in md  # 05 and 06 add two rows each
 
 
@@ -159,6 +160,29 @@ def test_beats_says_who_is_ahead_and_whether_cis_are_apart(a, b, margin, verdict
     assert beats("acc_a", "acc_b", margin=margin)({"acc_a": a, "acc_b": b}) == (verdict, reason)
 
 
+@pytest.mark.parametrize("spcn, gru, nodrop, verdict", [
+    (_s(0.90), _s(0.80), _s(0.70), "yes"),                   # beats both, CIs apart
+    (_s(0.90), _s(0.89), _s(0.70), "partly"),                # beats one with CIs apart, ahead of the other
+    (_s(0.90), _s(0.95), _s(0.70), "partly"),                # beats one with CIs apart, behind the other
+    (_s(0.90, 0.05), _s(0.88, 0.05), _s(0.87, 0.05), "partly"),  # ahead of both, CIs overlap
+    (_s(0.90, 0.05), _s(0.91, 0.05), _s(0.87, 0.05), "no"),  # behind one, no pair apart
+    (_s(0.70), _s(0.80), _s(0.90), "no"),                    # behind both
+])
+def test_structure_rule_against_both_causal_grus(spcn, gru, nodrop, verdict):
+    m = {"spcn_struct_context_acc_B": spcn, "gru_causal_struct_context_acc_B": gru,
+         "causal_gru_nodrop_struct_context_acc_B": nodrop}
+    word, reason = CLAIMS_BY_KEY["structure"].rule(m)
+    assert word == verdict
+    assert reason.count("spcn_struct_context_acc_B - ") == 2    # one clause per causal GRU
+
+
+def test_beats_each_needs_a_rival():
+    from paper_lib.pipeline.rules import beats_each
+
+    with pytest.raises(ValueError, match="at least one rival"):
+        beats_each("a", ())
+
+
 def _attribution(spen, gru, oracle, n=8, **extra):
     return {f"recall_acc_spen_{n}": _s(spen), f"recall_acc_gru_{n}": _s(gru), f"recall_acc_oracle_{n}": _s(oracle),
             "recall_acc_transformer": _s(1.0), f"recall_baseline_{n}": _s(0.33, 0.0, 1), **extra}
@@ -223,7 +247,7 @@ def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
     m = {"spcn_probe_acc_A": _s(0.944, 0.002), "spcn_over_bigru_A": _s(0.956, 0.004),
          "spcn_untrained_acc_A": _s(0.940, 0.002), "spcn_level1_floor_acc_A": _s(0.956, 0.002)}
     v = verdict_for("within_A", m, "cpu")
-    assert v.holds == "not informative at this budget" and "spcn_level1_floor_acc_A 0.956" in v.reason
+    assert v.holds == "the number; not attributable to learning" and "spcn_level1_floor_acc_A 0.956" in v.reason
     above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
     assert verdict_for("within_A", above, "cpu").holds == "yes"
     assert "no negative control measured" in verdict_for("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").reason

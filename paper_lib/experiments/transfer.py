@@ -12,7 +12,8 @@ How the two models meet an unseen word:
   training learned through word dropout (``BiGRUConfig.word_dropout``).
 
 Like-for-like controls (issue 11): a causal GRU tagger of the BiGRU's sizes (reads left to right,
-as SPCN's traces do); a bidirectional SPCN (the trace banks read forward and on the reversed
+as SPCN's traces do), trained with the BiGRU's word dropout and, as the paper-like causal baseline,
+without it (issue 23: an unseen word meets an untrained ``<unk>``); a bidirectional SPCN (the trace banks read forward and on the reversed
 sentence, concatenated); the BiGRU without ``<unk>`` training (word dropout 0, the paper-like
 baseline); the SPCN probe trained with content-word-only dropout (function words kept); and the
 harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
@@ -46,6 +47,7 @@ from ..data.grammar import (
     pad_labels,
     vocabulary,
 )
+from ..data.structure import split_columns
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
 from ..models.spcn import SPCN, SPCNConfig
@@ -53,7 +55,7 @@ from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
-                             "gru_causal", "bigru")
+                             "gru_causal", "causal_gru_nodrop", "bigru")
 """The main readouts, each a boolean column ``ok_<readout>`` of the token table."""
 
 
@@ -152,7 +154,9 @@ def _token_table(corpus, seed: int) -> pd.DataFrame:
 
 
 def _controls_stage(settings: Settings, seed: int, spcn: SPCN, train, evals, tokens, progress: bool) -> None:
-    """Like-for-like controls: content-word-only dropout probe, bidirectional SPCN, causal GRU."""
+    """Like-for-like controls: content-word-only dropout probe, bidirectional SPCN, causal GRU (with the
+    BiGRU's word dropout into ``<unk>``) and the causal GRU without it (``causal_gru_nodrop``: an unseen
+    word meets an ``<unk>`` embedding training never updated, the paper-like causal baseline; issue 23)."""
     y_tr = train.flat_roles()
     kept = word_dropout(train.sentences, settings.probe_word_dropout, seed, keep=function_words())
     probe = _probe(settings, seed, spcn.token_features(kept), y_tr)
@@ -160,10 +164,11 @@ def _controls_stage(settings: Settings, seed: int, spcn: SPCN, train, evals, tok
     for g, c in evals.items():
         tokens[g]["ok_spcn_contentdrop"] = probe.predict(spcn.token_features(c.sentences)) == c.flat_roles()
         tokens[g]["ok_spcn_bidir"] = bidir.predict(spcn.bidirectional_features(c.sentences)) == c.flat_roles()
-    model, vocab, _ = train_bigru(train.sentences, train.roles, replace(settings.bigru, seed=seed, bidirectional=False),
-                                  progress=progress)
-    for g, c in evals.items():
-        tokens[g]["ok_gru_causal"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
+    for name, p in (("gru_causal", settings.bigru.word_dropout), ("causal_gru_nodrop", 0.0)):
+        cfg = replace(settings.bigru, seed=seed, bidirectional=False, word_dropout=p)
+        model, vocab, _ = train_bigru(train.sentences, train.roles, cfg, progress=progress)
+        for g, c in evals.items():
+            tokens[g][f"ok_{name}"] = predict_bigru(model, vocab, c.sentences) == c.flat_roles()
 
 
 def _hard_stage(settings: Settings, seed: int, progress: bool) -> pd.DataFrame:
@@ -260,7 +265,8 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     Returns:
         ``{"tokens": one row per held-out token of A and of B, and with ``hard`` of the harder
         grammar's A and B (``grammar`` "A_hard", "B_hard"; readouts spcn, bigru, gru_causal only):
-        seed, grammar, word, role, kind, depth, dep_distance, dep_bin, function_word, and a
+        seed, grammar, word, role, kind, depth, dep_distance, dep_bin, function_word, struct_split and
+        struct_settles (:func:`paper_lib.data.structure.split_columns`, A and B only), and a
         boolean column ok_<readout> per readout (the main ones of :data:`READOUTS`,
         ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
@@ -281,7 +287,7 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     test_b = generate("B", settings.n_test_B, seed, gcfg)
     y_tr = train.flat_roles()
     evals = {"A": test_a, "B": test_b}
-    tokens = {g: _token_table(c, seed) for g, c in evals.items()}
+    tokens = {g: _token_table(c, seed).assign(**split_columns(c.sentences, c.roles, gcfg)) for g, c in evals.items()}
     base = replace(settings.spcn, seed=seed)
     main_rule = base.rule
 

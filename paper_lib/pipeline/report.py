@@ -11,7 +11,8 @@ A claim is decided in this order (our design: the paper states no tolerances):
 2. ``undetermined``: fewer than 2 seeds (no interval) or a smoke run (plumbing, not evidence);
 3. ``not informative at this budget``: the claim's *control* did not differ as it must for the
    experiment to have power (e.g. both language models near the unigram loss, a positive control
-   that fails the task); the reason names the numbers;
+   that fails the task); the reason names the numbers (a claim may word this verdict itself,
+   ``Claim.gated``: row 1 says "the number; not attributable to learning");
 4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it below.
 """
 from __future__ import annotations
@@ -35,10 +36,10 @@ from .rules import (
     Gate,
     Metrics,
     Rule,
-    all_of,
     any_solves,
     at_least,
     beats,
+    beats_each,
     beats_negative_controls,
     ceiling_above_floor,
     copies_in_context,
@@ -81,6 +82,8 @@ class Claim:
         versus: the one metric of the "against" cell (the control or rival the rule compares with).
         comparable: whether ours and the paper's number measure the same thing (same task and
             scale), so that a "distance" means something; ``False`` shows "not comparable".
+        gated: the verdict shown when ``gate`` fires (default "not informative at this budget"; a
+            claim whose gate is a negative control names what the number is not attributable to).
     """
 
     key: str
@@ -97,6 +100,7 @@ class Claim:
     headline: str = ""
     versus: str = ""
     comparable: bool = True
+    gated: str = "not informative at this budget"
 
 
 BOUNDED = ("loss_linear", "loss_linear_attention", "loss_softmax_attention")
@@ -108,7 +112,7 @@ CLAIMS: tuple[Claim, ...] = (
           near("spcn_probe_acc_A", 0.960, 0.03, 0.08),
           gate=beats_negative_controls("spcn_probe_acc_A", ("spcn_untrained_acc_A", "spcn_level1_floor_acc_A")),
           prefixes=("spcn_level1_floor_acc_A", "spcn_untrained_acc_A"),
-          figure="table1.md", versus="spcn_level1_floor_acc_A"),
+          figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning"),
     Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces",
           "implied (PGHU learns the representation)", None, "01_grammar_probe",
           ("spcn_learned_feat_acc_A", "spcn_level1_floor_acc_A"),
@@ -125,13 +129,16 @@ CLAIMS: tuple[Claim, ...] = (
           ("spcn_deep_acc_A",), near("spcn_deep_acc_A", 0.84, 0.05, 0.12),
           prefixes=("spcn_deep_acc_hard", "bigru_deep_acc_hard", "gru_causal_deep_acc_hard"),
           figure="accuracy_by_depth.png", versus="spcn_deep_acc_hard"),
-    Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like "
-          "(causal vs causal GRU; bidirectional vs BiGRU without <unk> training)", "SPCN > BiGRU", None,
-          "02_transfer", ("spcn_struct_acc_B", "gru_causal_struct_acc_B", "spcn_bidir_struct_acc_B",
-                          "bigru_nounk_struct_acc_B"),
-          all_of(beats("spcn_struct_acc_B", "gru_causal_struct_acc_B"),
-                 beats("spcn_bidir_struct_acc_B", "bigru_nounk_struct_acc_B")),
-          prefixes=("bigru_struct_acc_B",), figure="role_groups.md", versus="gru_causal_struct_acc_B"),
+    Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the "
+          "structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without "
+          "<unk> training)", "SPCN > BiGRU", None, "02_transfer",
+          ("spcn_struct_context_acc_B", "gru_causal_struct_context_acc_B", "causal_gru_nodrop_struct_context_acc_B"),
+          beats_each("spcn_struct_context_acc_B", ("gru_causal_struct_context_acc_B",
+                                                   "causal_gru_nodrop_struct_context_acc_B")),
+          prefixes=("struct_context_share_B", "spcn_struct_category_acc_B", "gru_causal_struct_category_acc_B",
+                    "causal_gru_nodrop_struct_category_acc_B", "spcn_bidir_struct_context_acc_B",
+                    "bigru_nounk_struct_context_acc_B"),
+          figure="structure_split.md", versus="causal_gru_nodrop_struct_context_acc_B"),
     Claim("content", "BiGRU far ahead on content-dependent roles that a causal reader can see (within A); roles "
           "fixed by a later verb are a causality confound, shown apart", "BiGRU >> SPCN", None, "02_transfer",
           ("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A"),
@@ -209,7 +216,7 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
         return Verdict("undetermined", f"n={n}, no interval")
     try:
         if claim.gate is not None and (why := claim.gate(m)) is not None:
-            return Verdict("not informative at this budget", why)
+            return Verdict(claim.gated, why)
         word, why = claim.rule(m)
     except (KeyError, IndexError, ValueError) as err:
         return Verdict("metric missing", f"{err}")

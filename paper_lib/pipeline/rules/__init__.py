@@ -20,6 +20,7 @@ from .claims import (  # noqa: F401
     all_of,
     at_least,
     beats,
+    beats_each,
     near,
     recall_gap,
     relative_spread,

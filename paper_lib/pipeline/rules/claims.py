@@ -50,6 +50,27 @@ def beats(a: str, b: str, margin: float = 0.0) -> Rule:
     return rule
 
 
+def beats_each(a: str, rivals: Iterable[str]) -> Rule:
+    """yes if ``a`` beats every rival with 95% CIs apart; partly if it beats at least one with CIs
+    apart, or is ahead of every rival with CIs overlapping; else no (higher is better).
+
+    Our design (issue 23 item 3: SPCN against both causal GRU taggers, with and without ``<unk>``
+    training); the reason lists each pair as :func:`beats` writes it.
+    """
+    rivals = tuple(rivals)
+    if not rivals:
+        raise ValueError("beats_each needs at least one rival metric")
+
+    def rule(m: Metrics) -> tuple[str, str]:
+        apart = [_m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b) for b in rivals]
+        ahead = [_m(m, a) > _m(m, b) for b in rivals]
+        word = "yes" if all(apart) else "partly" if any(apart) or all(ahead) else "no"
+        return word, "; ".join(beats(a, b)(m)[1] for b in rivals)
+    rule.__doc__ = (f"yes if {a} beats each of {', '.join(rivals)} with 95% CIs apart; partly if it beats one "
+                    "with CIs apart or is ahead of all with CIs overlapping; else no")
+    return rule
+
+
 def relative_spread(values: Iterable[float]) -> float:
     """``(max - min) / min`` of ``values`` (a fraction): how far apart losses are."""
     v = list(values)
