@@ -110,7 +110,7 @@ def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
     assert rows.count() == len(CLAIMS)
     for i, claim in enumerate(CLAIMS):
         cells = rows.nth(i).locator("td")
-        assert cells.count() == 4
+        assert cells.count() == 5                     # claim | paper | ours | against | verdict
         link = cells.nth(0).locator("a").first
         assert link.get_attribute("href") == f"{claim.notebook}.html#claim-{claim.key.replace('_', '-').lower()}"
     # following a claim's link lands on its findings, with the code folded
