@@ -186,7 +186,8 @@ class SPEN(CausalLM):
     (:class:`paper_lib.models.lm.CausalLM`; no position table, any length works).
 
     ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
-    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
+    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets); with
+    targets ``logits`` is None unless ``return_logits=True`` (:class:`~paper_lib.models.lm.CausalLM`).
 
     Raises:
         ValueError: ``idx`` not 2-D.
