@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from ..ema import PAPER_ALPHAS, ema_traces
 from ..pipeline.settings import check_fields, setting
 from ..predictors import build_predictor
+from ..predictors.linear import LinearPredictor
 from .lm import CausalLM
 
 
@@ -161,7 +162,12 @@ class SPENBlock(nn.Module):
     """One SPEN block (Figure 1): traces -> predict -> error -> context mix -> sparse FFN.
 
     ``(B, T, D) -> (B, T, D)``; the output at ``t`` depends on inputs at ``<= t`` only.
+    With the linear predictor the prediction and the mix's input are one GEMM over the traces
+    (:meth:`_linear_mix_in`); ``fuse_linear_mix = False`` (class attribute, for benchmarks and
+    tests) runs the two modules one after the other.
     """
+
+    fuse_linear_mix: bool = True
 
     def __init__(self, config: SPENConfig):
         super().__init__()
@@ -175,10 +181,26 @@ class SPENBlock(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         u = self.ln_1(x)                                               # (B, T, D)
         h = ema_traces(u, self.alphas, causal=True)                    # (B, T, S, D): u_{<t}
-        x_hat = self.predictor(u, h)                                   # (B, T, D)
-        e = u - x_hat                                                  # (B, T, D)
-        x = x + self.mix(e, h)                                         # (B, T, D)
+        if self.fuse_linear_mix and type(self.predictor) is LinearPredictor:  # paper's reader: one GEMM
+            x = x + self.mix.up(F.gelu(self._linear_mix_in(u, h)))     # (B, T, D)
+        else:
+            e = u - self.predictor(u, h)                               # (B, T, D): error
+            x = x + self.mix(e, h)                                     # (B, T, D)
         return x + self.ffn(self.ln_2(x))                              # (B, T, D)
+
+    def _linear_mix_in(self, u: Tensor, h: Tensor) -> Tensor:
+        """The mix's bottleneck input ``W_down [e; h] + b`` with ``e = u - (W_p h + b_p)``, one GEMM
+        over the traces (issue 26, lever 2): ``[W_p; W_down,h] h`` gives the prediction and the
+        traces' share of the bottleneck at once, so the ``(B, T, (S+1) D)`` concatenation is never
+        built; the error's share ``W_down,e e`` is a second, ``D``-wide GEMM. Same parameters and
+        the same function as ``mix(u - predictor(u, h), h)``, to float rounding
+        (``tests/test_spen.py``). ``u`` (B, T, D), ``h`` (B, T, S, D) -> (B, T, d_bottleneck)."""
+        B, T, S, D = h.shape
+        p, down = self.predictor.proj, self.mix.down                   # (D, S D); (Db, (S+1) D): [e | h]
+        y = F.linear(h.reshape(B, T, S * D), torch.cat([p.weight, down.weight[:, D:]]),
+                     torch.cat([p.bias, down.bias]))                   # (B, T, D + Db): [x_hat | h part]
+        e = u - y[..., :D]                                             # (B, T, D): prediction error
+        return y[..., D:] + F.linear(e, down.weight[:, :D])            # (B, T, Db)
 
 
 class SPEN(CausalLM):
