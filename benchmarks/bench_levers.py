@@ -3,7 +3,8 @@
 ``python benchmarks/bench_levers.py`` builds SPEN and the Transformer at the throughput benchmark's
 sizes (notebook 03's cpu sizes: 4 blocks, d_model 128, vocabulary 2048; ``bench_throughput.lm_sizes``)
 and times full AdamW training steps (forward, backward, optimizer) of ``--batch-tokens`` tokens at
-every ``--seq-lens``, one thread, for each path:
+every ``--seq-lens``, one thread, for each path (tokens per CPU second of the process, which on one
+thread is the step's own time; wall time on a shared machine varied 5x between rounds):
 
 - ``unfused``: the full ``(B, T, V)`` logits and ``F.cross_entropy`` (``model(x, y, return_logits=True)``);
 - ``chunked``: lever 1, :func:`paper_lib.models.lm.linear_cross_entropy` (``model(x, y)``);
@@ -17,7 +18,7 @@ process, the growth of its peak resident set (``ru_maxrss``) over two steps beyo
 model and data already hold (MiB; the allocator's reuse makes it a bound, the same for every cell).
 
 Writes ``figures/bench/levers.csv`` (``build/`` unless ``PAPER_LIB_PUBLISH=1``): ``model, seq_len, path,
-tokens_per_s, x_vs_unfused, step_peak_mib, load_avg``. Our design: the paper is silent.
+tokens_per_cpu_s, x_vs_unfused, step_peak_mib, load_avg``. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def step_peak_mib(kind: str, seq_len: int, path: str, batch_tokens: int) -> floa
 
 
 def bench_levers(seq_lens: list[int], batch_tokens: int, rounds: int) -> pd.DataFrame:
-    """Median tokens/s of every (model, seq_len, path), interleaved over ``rounds`` rounds."""
+    """Median tokens per CPU second of every (model, seq_len, path), interleaved over ``rounds`` rounds."""
     cells = {}
     for T in seq_lens:
         for kind in ("spen", "transformer"):
@@ -95,13 +96,13 @@ def bench_levers(seq_lens: list[int], batch_tokens: int, rounds: int) -> pd.Data
                 cells[(kind, T, path)] = (step, tokens, [])
     for r in range(rounds):
         for step, tokens, rates in cells.values():
-            t0 = time.perf_counter()
-            step()
-            rates.append(tokens / (time.perf_counter() - t0))
+            t0 = time.process_time()                                     # CPU time: one thread, so the
+            step()                                                       # shared machine's load barely enters
+            rates.append(tokens / (time.process_time() - t0))
         print(f"round {r + 1}/{rounds}: " + ", ".join(f"{k}@{T} {p} {v[2][-1]:.0f}" for (k, T, p), v in cells.items()),
               flush=True)
     rate = {key: statistics.median(v[2]) for key, v in cells.items()}
-    return pd.DataFrame([{"model": k, "seq_len": T, "path": p, "tokens_per_s": round(r, 1),
+    return pd.DataFrame([{"model": k, "seq_len": T, "path": p, "tokens_per_cpu_s": round(r, 1),
                           "x_vs_unfused": round(r / rate[(k, T, "unfused")], 3)} for (k, T, p), r in rate.items()])
 
 

@@ -8,7 +8,8 @@ config and its block; the forward pass is
 
     x = wte(idx) [+ wpe(pos)]            # (B, T, D)
     x = block_l(x) for l = 1..n_layer    # (B, T, D)
-    logits = wte^T LayerNorm(x)          # (B, T, V)
+    logits = wte^T LayerNorm(x)          # (B, T, V); with targets only the loss, chunk by chunk
+                                         # (linear_cross_entropy: the logits are never held whole)
 
 Our design (the paper is silent): tied embeddings, GPT-2's initialisation for SPEN too.
 """
