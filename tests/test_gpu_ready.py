@@ -94,3 +94,20 @@ def test_ema_under_bf16_autocast_is_computed_in_float32():
     assert res[True][0].dtype == torch.float32
     assert float((res[True][0] - res[False][0]).abs().max()) < 1e-6    # bf16 matmuls: ~1e-2
     assert float((res[True][1] - res[False][1]).abs().max()) < 1e-5
+
+
+def test_sparse_ffn_keeps_exactly_k_units_in_bf16_where_the_threshold_would_keep_ties():
+    from paper_lib.models.spen import SparseFFN, SPENConfig
+
+    torch.manual_seed(0)
+    ffn = SparseFFN(SPENConfig(d_model=16, d_ff=64))                   # k = 4
+    x = torch.randn(3, 50, 16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = torch.nn.functional.gelu(ffn.fc(x))                        # what the FFN selects from
+        kept = {}
+        ffn.proj.register_forward_hook(lambda m, i, o: kept.__setitem__("a", i[0]))
+        ffn(x)
+    assert a.dtype == torch.bfloat16
+    ties = (a >= a.topk(ffn.k, dim=-1).values[..., -1:]).sum(-1)       # what a threshold keeps
+    assert int(ties.max()) > ffn.k                                     # bf16 ties exist here
+    assert ((kept["a"] != 0).sum(-1) <= ffn.k).all() and int((kept["a"] != 0).sum(-1).max()) == ffn.k

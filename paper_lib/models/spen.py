@@ -116,7 +116,8 @@ class SparseFFN(nn.Module):
     place, so no dense zero-filled tensor is built and nothing is scattered, forward or backward.
     Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
     difference is that activations tied with the ``k``-th value are all kept (exact float ties
-    among the largest GELU outputs; none occur in practice). Measured (issue 14,
+    among the largest GELU outputs; none occur in practice in float32; in bfloat16/float16, where
+    they do, the ``k`` indices of ``topk`` are kept instead). Measured (issue 14,
     ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
     runs): with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place
     mask cost the same within 11%, and a gather of the ``k`` active rows of the output projection
@@ -133,7 +134,12 @@ class SparseFFN(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         a = F.gelu(self.fc(x))                                         # (B, T, F)
-        if self.k < a.shape[-1]:
+        if self.k < a.shape[-1] and a.dtype in (torch.bfloat16, torch.float16):
+            # half precision (autocast): exact ties at the k-th value are common, so keep topk's k
+            # indices rather than a threshold (our design, issue 26); sync-free on a GPU
+            keep = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, a.detach().topk(self.k, dim=-1).indices, True)
+            a = a.masked_fill_(~keep, 0.0)                             # (B, T, F), exactly k kept
+        elif self.k < a.shape[-1]:
             kth = kth_largest(a, self.k)                               # (B, T, 1), no autograd
             a = a.masked_fill_(a < kth, 0.0)                           # (B, T, F), k non-zero
         return self.proj(a)                                            # (B, T, D)
