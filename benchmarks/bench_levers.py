@@ -14,7 +14,7 @@ thread is the step's own time; wall time on a shared machine varied 5x between r
 
 Cells are interleaved round by round and the median over ``--rounds`` is kept, so a change in the
 machine's load hits every cell alike. Peak memory of a step: each cell once more in a fresh
-process, the growth of its peak resident set (``ru_maxrss``) over two steps beyond what the built
+process, the growth of its peak resident set (``VmHWM``) over two steps beyond what the built
 model and data already hold (MiB; the allocator's reuse makes it a bound, the same for every cell).
 
 Writes ``figures/bench/levers.csv`` (``build/`` unless ``PAPER_LIB_PUBLISH=1``): ``model, seq_len, path,
@@ -67,14 +67,24 @@ def step_fn(kind: str, seq_len: int, path: str, batch_tokens: int, d_model: int 
     return step, x[:, 1:].numel()
 
 
+def _peak_rss_mib() -> float:
+    """This process's peak resident set (MiB): ``VmHWM`` of /proc/self/status (reset by exec, unlike
+    ``ru_maxrss``, which a child started from a big parent inherits), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _peak_child(kind: str, seq_len: int, path: str, batch_tokens: int) -> None:
     """In a fresh process: print the peak-RSS growth (MiB) of two steps over the built state."""
     set_threads(1)
     step, _ = step_fn(kind, seq_len, path, batch_tokens)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _peak_rss_mib()
     step()
     step()
-    print(json.dumps((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024))
+    print(json.dumps(_peak_rss_mib() - before))
 
 
 def step_peak_mib(kind: str, seq_len: int, path: str, batch_tokens: int) -> float:
