@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     df = bench_throughput(sorted(args.seq_lens), args.d_models, args.batch_tokens, args.rounds, args.transformer_max,
                           clock)
     df["clock"] = clock.__name__
-    df = add_mfu(df, args.batch_tokens, cpu_gemm_peak())
+    df = add_mfu(df, args.batch_tokens, cpu_gemm_peak(clock=clock))
     df["load_avg"] = load
     ffn["load_avg"] = load
     params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,
