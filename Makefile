@@ -120,9 +120,10 @@ test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
 test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
 
-bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor) and throughput.csv (SPEN vs Transformer)
+bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor), throughput.csv (SPEN vs Transformer, MFU), levers.csv (issue 26)
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_throughput.py
+	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_levers.py
 
 bench-contention: | venv  ## figures/bench/contention.csv: notebook 01 at smoke, idle and beside a 2-thread load
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_contention.py

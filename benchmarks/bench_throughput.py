@@ -9,8 +9,11 @@ else the machine runs hits every cell alike; the median over rounds is reported.
 (``paper_lib.pipeline.threads.set_threads(1)``) unless ``--threads``.
 
 Writes ``figures/bench/throughput.csv``: ``seq_len, model, d_model, tokens_per_s, spen_over_transformer,
-spen_vs_shortest`` (SPEN's tokens/s over its own at the shortest length) and the 1-minute load average
-before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of the sparse FFN's
+spen_vs_shortest`` (SPEN's tokens/s over its own at the shortest length), ``clock`` (``process_time``,
+the process's CPU time, on one thread; wall time otherwise), the model FLOP utilisation
+(issue 26: ``flops_per_token`` counted by ``torch.utils.flop_counter`` with causal attention at half,
+``gemm_peak_gflops`` the measured FP32 ``torch.mm`` peak on the same threads, ``mfu`` their ratio to the
+measured rate; ``benchmarks/_flops.py``) and the 1-minute load average before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of the sparse FFN's
 selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same values and gradients:
 
 - ``scatter``: topk, then the kept values scattered into a zero-filled (tokens, d_ff) tensor (the first code);
@@ -43,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
+from _flops import cpu_gemm_peak, training_flops_per_token  # noqa: E402  (benchmarks/_flops.py)
 
 from paper_lib.experiments import spen_train  # noqa: E402
 from paper_lib.lm_recipe import model_config  # noqa: E402
@@ -85,8 +89,9 @@ def _step_fn(kind: str, d_model: int, seq_len: int, batch_tokens: int, seed: int
 
 
 def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int, rounds: int,
-                     transformer_max: int) -> pd.DataFrame:
-    """Median training tokens/s of each (d_model, seq_len, model), interleaved over ``rounds`` rounds."""
+                     transformer_max: int, clock=time.perf_counter) -> pd.DataFrame:
+    """Median training tokens/s of each (d_model, seq_len, model), interleaved over ``rounds`` rounds,
+    timed by ``clock`` (``time.process_time`` on one thread: the step's own CPU time)."""
     cells = {}
     for d_model in d_models:
         for T in seq_lens:
@@ -98,9 +103,9 @@ def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int
                 cells[(d_model, T, kind)] = (step, tokens, [])
     for r in range(rounds):
         for step, tokens, rates in cells.values():
-            t0 = time.perf_counter()
+            t0 = clock()
             step()
-            rates.append(tokens / (time.perf_counter() - t0))
+            rates.append(tokens / (clock() - t0))
         print(f"round {r + 1}/{rounds}: " + ", ".join(f"{k}@{d},{T} {v[2][-1]:.0f}" for (d, T, k), v in cells.items()),
               flush=True)
     rows = [{"seq_len": T, "model": kind, "d_model": d, "tokens_per_s": statistics.median(v[2])}
@@ -113,6 +118,22 @@ def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int
     df["spen_vs_shortest"] = [rate[(d, T, "spen")] / rate[(d, min(seq_lens), "spen")]
                               for d, T in zip(df.d_model, df.seq_len, strict=True)]
     return df.round(3)
+
+
+def add_mfu(df: pd.DataFrame, batch_tokens: int, peak: float) -> pd.DataFrame:
+    """``df`` with ``flops_per_token`` (counted, :func:`_flops.training_flops_per_token`: causal attention
+    at half), ``gemm_peak_gflops`` (``peak``, the measured FP32 torch.mm rate) and ``mfu`` = FLOPs per
+    token x tokens/s / peak, each row's model at its width and length."""
+    flops = {}
+    for d, T, kind in zip(df.d_model, df.seq_len, df.model, strict=True):
+        sizes = lm_sizes(kind, d, T)
+        flops[(d, T, kind)] = training_flops_per_token(lambda k=kind, s=sizes: build_model(k, seed=0, **s), T,
+                                                       sizes["vocab_size"])["flops_per_token"]
+    df = df.copy()
+    df["flops_per_token"] = [flops[key] for key in zip(df.d_model, df.seq_len, df.model, strict=True)]
+    df["gemm_peak_gflops"] = round(peak / 1e9, 1)
+    df["mfu"] = (df.flops_per_token * df.tokens_per_s / peak).round(3)
+    return df
 
 
 def _ffn_options(ffn: SparseFFN):
@@ -195,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     threads = set_threads(args.threads)
     load = round(os.getloadavg()[0], 2)
     ffn = pd.concat([bench_sparse_ffn(d) for d in args.d_models], ignore_index=True)
-    df = bench_throughput(sorted(args.seq_lens), args.d_models, args.batch_tokens, args.rounds, args.transformer_max)
+    clock = time.process_time if threads == 1 else time.perf_counter   # CPU time is robust to a shared machine
+    df = bench_throughput(sorted(args.seq_lens), args.d_models, args.batch_tokens, args.rounds, args.transformer_max,
+                          clock)
+    df["clock"] = clock.__name__
+    df = add_mfu(df, args.batch_tokens, cpu_gemm_peak(clock=clock))
     df["load_avg"] = load
     ffn["load_avg"] = load
     params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,

@@ -6,11 +6,17 @@ On a machine without CUDA it prints one line and exits 0. With CUDA, in about 8 
 1. ``ema``: :func:`paper_lib.ema.ema_traces` (fast path, custom backward) against
    :func:`paper_lib.ema.ema_reference` (the recurrence under autograd) on the GPU, causal and not,
    in float32: the largest absolute difference of the traces and of ``grad x`` (passes under 1e-4).
+   Also in bf16 autocast (``autocast_diff_traces``: the traces must equal the fp32 ones, under 1e-5).
 2. ``train``: SPEN and the Transformer at the ``paper`` profile's sizes (12 blocks, d_model 768,
-   GPT-2's vocabulary of 50257; notebook 03's ``Settings`` at ``paper``) for ``--steps`` AdamW steps
-   on random tokens, bf16 autocast as in :mod:`paper_lib.train`: tokens/s (after ``--warmup``
-   untimed steps, synchronised), peak allocated memory (GiB), and SPEN's tokens/s over the
-   Transformer's, at every ``--seq-lens``.
+   GPT-2's vocabulary of 50257; notebook 03's ``Settings`` at ``paper``) for ``--steps`` training
+   steps on random tokens, each :func:`paper_lib.train._step` (the step training runs: bf16 autocast,
+   :func:`paper_lib.train.make_optimizer`'s AdamW with the paper profile's lr, betas, weight decay and
+   gradient clipping): tokens/s (after ``--warmup`` untimed steps, synchronised), model FLOP
+   utilisation against the device's dense bf16 peak (``benchmarks/_flops.py``: FLOPs counted by
+   ``torch.utils.flop_counter``; "unknown" for a device not in its table), peak allocated memory
+   (GiB), and SPEN's tokens/s over the Transformer's, at every ``--seq-lens``. One more step of each
+   runs under ``torch.cuda.set_sync_debug_mode("warn")`` around forward + backward
+   (``host_syncs_in_step``: SPEN passes when nothing synchronised with the host; issue 26).
 3. ``nccl``: if two or more GPUs exist, two processes join an NCCL group, all-reduce a known
    tensor (exact sum) and train a small SPEN with DDP for a few steps through
    :func:`paper_lib.train.train`; passes when both ranks end with identical weights.
@@ -55,6 +61,11 @@ def check_ema(device: torch.device, B: int = 4, T: int = 1536, D: int = 512) -> 
     x0 = torch.randn(B, T, D, generator=g).to(device)
     gy = torch.randn(B, T, len(PAPER_ALPHAS), D, generator=g).to(device)
     for causal in (False, True):
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            y16 = ema_traces(x0, PAPER_ALPHAS, causal=causal)
+        err = float((y16 - ema_traces(x0, PAPER_ALPHAS, causal=causal)).abs().max())
+        rows.append({"check": "ema", "item": f"causal={causal}", "metric": "autocast_diff_traces",
+                     "value": err, "unit": "", "passed": err < 1e-5})
         out = {}
         for name, fn in (("fast", ema_traces), ("reference", ema_reference)):
             x = x0.clone().requires_grad_()
@@ -79,14 +90,39 @@ def _paper_sizes(kind: str, seq_len: int) -> dict:
     return sizes
 
 
-def train_rate(kind: str, seq_len: int, batch: int, steps: int, warmup: int, device: torch.device) -> dict:
-    """Tokens/s and peak memory of ``steps`` AdamW steps of ``kind`` at the paper's sizes."""
-    from paper_lib.models.factory import build_model
+def _host_syncs(model, x, device) -> int:
+    """Host syncs of one forward + backward, counted under ``set_sync_debug_mode("warn")`` (each
+    synchronising CUDA call warns once; the first lines are printed)."""
+    import warnings
 
+    torch.cuda.synchronize(device)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                _, loss = model(x[:, :-1], x[:, 1:])
+            loss.backward()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    syncs = [str(w.message).splitlines()[0] for w in caught if "synchroniz" in str(w.message).lower()]
+    for line in syncs[:3]:
+        print(f"  host sync in the step: {line}", flush=True)
+    return len(syncs)
+
+
+def train_rate(kind: str, seq_len: int, batch: int, steps: int, warmup: int, device: torch.device) -> dict:
+    """Tokens/s, peak memory and no-sync flag of ``steps`` training steps of ``kind`` at the paper's
+    sizes, each :func:`paper_lib.train._step` with the paper profile's optimizer settings."""
+    from paper_lib.lm_recipe import recipe_for, train_config
+    from paper_lib.models.factory import build_model
+    from paper_lib.train import _step, lr_at, make_optimizer
+
+    cfg = train_config(kind, recipe_for("paper"), seed=0)
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(device)
     model = build_model(kind, seed=0, **_paper_sizes(kind, seq_len)).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    opt = make_optimizer(model, cfg)
     g = torch.Generator(device="cpu").manual_seed(0)
     x = torch.randint(0, model.config.vocab_size, (batch, seq_len + 1), generator=g).to(device)
     t0 = time.perf_counter()
@@ -94,21 +130,34 @@ def train_rate(kind: str, seq_len: int, batch: int, steps: int, warmup: int, dev
         if i == warmup:
             torch.cuda.synchronize(device)
             t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            _, loss = model(x[:, :-1], x[:, 1:])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        loss = _step(model, model, opt, x[:, :-1], x[:, 1:], lr_at(i, cfg), cfg.grad_clip, device)
     torch.cuda.synchronize(device)
     rate = steps * batch * seq_len / (time.perf_counter() - t0)
     peak = torch.cuda.max_memory_allocated(device) / 2**30
     finite = bool(torch.isfinite(loss).item())
+    opt.zero_grad(set_to_none=True)
+    syncs = _host_syncs(model, x, device)
     del model, opt
-    return {"tokens_per_s": rate, "peak_gib": peak, "finite": finite}
+    return {"tokens_per_s": rate, "peak_gib": peak, "finite": finite, "host_syncs": syncs}
+
+
+def flops_per_token(kind: str, seq_len: int, device: torch.device) -> float:
+    """Counted training FLOPs per token of ``kind`` at the paper's sizes (``benchmarks/_flops.py``)."""
+    from _flops import training_flops_per_token
+
+    from paper_lib.models.factory import build_model
+
+    sizes = _paper_sizes(kind, seq_len)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        res = training_flops_per_token(lambda: build_model(kind, seed=0, **sizes), seq_len, sizes["vocab_size"], device)
+    return res["flops_per_token"]
 
 
 def check_train(device, seq_lens, batch_tokens, steps, warmup, deadline) -> list[dict]:
-    """SPEN and the Transformer at every length: tokens/s, peak memory, the ratio."""
+    """SPEN and the Transformer at every length: tokens/s, MFU, peak memory, no-sync flag, the ratio."""
+    from _flops import gpu_bf16_peak
+
+    peak = gpu_bf16_peak(torch.cuda.get_device_name(device))
     rows = []
     for T in seq_lens:
         rates = {}
@@ -119,11 +168,22 @@ def check_train(device, seq_lens, batch_tokens, steps, warmup, deadline) -> list
                 continue
             res = train_rate(kind, T, max(1, batch_tokens // T), steps, warmup, device)
             rates[kind] = res["tokens_per_s"]
-            rows += [{"check": "train", "item": f"{kind}@{T}", "metric": "tokens_per_s", "value": res["tokens_per_s"],
+            fpt = flops_per_token(kind, T, device)
+            mfu = fpt * res["tokens_per_s"] / peak if peak else float("nan")
+            item = f"{kind}@{T}"
+            rows += [{"check": "train", "item": item, "metric": "tokens_per_s", "value": res["tokens_per_s"],
                       "unit": "tokens/s", "passed": res["finite"]},
-                     {"check": "train", "item": f"{kind}@{T}", "metric": "peak_memory", "value": res["peak_gib"],
-                      "unit": "GiB", "passed": None}]
-            print(f"  {kind} seq_len {T}: {res['tokens_per_s']:,.0f} tokens/s, peak {res['peak_gib']:.1f} GiB", flush=True)
+                     {"check": "train", "item": item, "metric": "flops_per_token", "value": fpt, "unit": "FLOP",
+                      "passed": None},
+                     {"check": "train", "item": item, "metric": "mfu_bf16_dense" if peak else "mfu (peak unknown)",
+                      "value": mfu, "unit": "", "passed": None},
+                     {"check": "train", "item": item, "metric": "peak_memory", "value": res["peak_gib"],
+                      "unit": "GiB", "passed": None},
+                     {"check": "train", "item": item, "metric": "host_syncs_in_step", "value": res["host_syncs"],
+                      "unit": "", "passed": res["host_syncs"] == 0 if kind == "spen" else None}]
+            print(f"  {kind} seq_len {T}: {res['tokens_per_s']:,.0f} tokens/s, MFU "
+                  f"{f'{mfu:.3f}' if peak else 'unknown (peak of this device not in benchmarks/_flops.py)'}, "
+                  f"peak {res['peak_gib']:.1f} GiB, host syncs in forward + backward: {res['host_syncs']}", flush=True)
         if len(rates) == 2:
             rows.append({"check": "train", "item": f"ratio@{T}", "metric": "spen_over_transformer",
                          "value": rates["spen"] / rates["transformer"], "unit": "", "passed": None})

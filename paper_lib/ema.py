@@ -35,12 +35,17 @@ only ``x_{<t}`` (what a next-token predictor may read).
 """
 from __future__ import annotations
 
-import math
+import contextlib
+import functools
 from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+# the selective EMA of the ``selective`` control reader: in its own module (length), importable from here
+from .ema_selective import SELECTIVE_CHUNK, SELECTIVE_MAX_RATE, selective_scan, selective_scan_reference  # noqa: F401
+from .nonfinite import _all_finite, _split_finite
 
 PAPER_ALPHAS: tuple[float, ...] = (0.5, 0.1, 0.02)
 """The three rates of the paper's SPEN (fast, medium, slow), the paper's Experiment 2."""
@@ -111,8 +116,9 @@ def _empty_traces(x: Tensor, S: int, state: Tensor | None) -> Tensor:
     return y.contiguous()
 
 
-def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
-    """The chunk operators of the EMA for rates ``alphas`` (S,), built in float64.
+@functools.lru_cache(maxsize=64)
+def _kernels(alphas: tuple[float, ...], C: int, causal: bool, dtype, device):
+    """The chunk operators of the EMA for rates ``alphas`` (S floats), built in float64 on the CPU.
 
     Within chunk ``k`` (inputs ``x_k``: (C, D), carry ``c_k``: (S, D), the trace before it)::
 
@@ -121,8 +127,12 @@ def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
 
     Non-causal: ``Lp[(i,s), j] = a_s (1-a_s)^(i-j)`` for ``j <= i``, ``Dp[(i,s), s] = (1-a_s)^(i+1)``.
     Causal (trace at i holds only x_{<i}): ``(1-a_s)^(i-1-j)`` for ``j < i``, ``Dp = (1-a_s)^i``.
+
+    Cached per (alphas, C, causal, dtype, device) (our design, issue 26): the copy to an accelerator is
+    made once, not in every forward and backward (each was a blocking host-to-device copy). The
+    returned tensors are shared: callers must not write into them.
     """
-    a = alphas.to(torch.float64)
+    a = torch.tensor(alphas, dtype=torch.float64)
     S = a.numel()
     i = torch.arange(C, dtype=torch.float64)
     shift = 1 if causal else 0
@@ -133,7 +143,7 @@ def _kernels(alphas: Tensor, C: int, causal: bool, dtype, device):
     M = torch.cat([Lp, Dp], dim=2).reshape(C * S, C + S)                    # (C*S, C+S)
     E = a.view(S, 1) * (1 - a.view(S, 1)) ** (C - 1 - i.view(1, C))         # (S, C)
     dC = (1 - a) ** C                                                        # (S,)
-    return [t.to(device=device, dtype=dtype) for t in (M, E, dC)]
+    return tuple(t.to(device=device, dtype=dtype) for t in (M, E, dC))
 
 
 def _pad_time(x: Tensor, C: int) -> Tensor:
@@ -142,7 +152,7 @@ def _pad_time(x: Tensor, C: int) -> Tensor:
     return F.pad(x, (0, 0) * (x.ndim - 2) + (0, -x.shape[1] % C)) if x.shape[1] % C else x
 
 
-def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool,
+def _scan_forward(x: Tensor, alphas: tuple[float, ...], state: Tensor | None, C: int, causal: bool,
                   finite_only: bool = False) -> Tensor | None:
     """Chunked EMA, no autograd: ``x`` (B, T, D) -> traces (B, T, S, D).
 
@@ -152,7 +162,7 @@ def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causa
     backwards in time).
     """
     B, T, D = x.shape
-    S = alphas.numel()
+    S = len(alphas)
     M, E, dC = _kernels(alphas, C, causal, x.dtype, x.device)
     xc = _pad_time(x, C).reshape(B, -1, C, D)                        # (B, n, C, D)
     n = xc.shape[1]
@@ -170,7 +180,7 @@ def _scan_forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causa
     return y.view(B, n * C, S, D)[:, :T]                             # (B, T, S, D)
 
 
-def _scan_backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Tensor, Tensor]:
+def _scan_backward(g: Tensor, alphas: tuple[float, ...], C: int, causal: bool) -> tuple[Tensor, Tensor]:
     """The adjoint of :func:`_scan_forward`: ``g`` (B, T, S, D) -> (grad_x (B, T, D),
     grad_state (B, S, D)). Same structure run backwards in time: with ``rho_k`` the gradient
     of the carry ``c_k``, ``rho_k = Dp^T g_k + dC rho_{k+1}`` and
@@ -191,19 +201,6 @@ def _scan_backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Ten
     return local.reshape(B, n * C, D)[:, :T], rho                    # rho is now rho_0
 
 
-def _split_finite(t: Tensor) -> tuple[Tensor, Tensor]:
-    """``t`` as (its finite part, its inf/NaN part), each 0 where the other holds the value."""
-    ok, zero = torch.isfinite(t), t.new_zeros(())
-    return torch.where(ok, t, zero), torch.where(ok, zero, t)
-
-
-def _all_finite(*ts: Tensor | None) -> bool:
-    """True when no tensor holds inf/NaN: one float32+ sum each (a finite tensor whose sum
-    overflows only sends the caller down its exact path, which gives the same result)."""
-    return all(bool(torch.isfinite(t.sum(dtype=torch.promote_types(t.dtype, torch.float32))))
-               for t in ts if t is not None)
-
-
 def _carried_nonfinite(nf: Tensor, start: Tensor, gain: Tensor, decay: Tensor) -> Tensor:
     """The inf/NaN part of ``h_t = decay * h_{t-1} + gain * u_t`` under IEEE rules, no T-step loop.
 
@@ -217,13 +214,15 @@ def _carried_nonfinite(nf: Tensor, start: Tensor, gain: Tensor, decay: Tensor) -
     return gv * nf + dv * prev
 
 
-def _forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bool) -> Tensor:
+def _forward(x: Tensor, alphas: tuple[float, ...], state: Tensor | None, C: int, causal: bool,
+             exact: bool = True) -> Tensor:
     """:func:`_scan_forward`, exact with inf/NaN: the chunks see the finite part of the inputs;
-    the rest is added as the recurrence carries it (forwards in time only)."""
-    y = _scan_forward(x, alphas, state, C, causal, finite_only=True)
+    the rest is added as the recurrence carries it (forwards in time only). ``exact=False``: no
+    check (no device sync); an inf/NaN may then reach up to ``C - 1`` earlier steps of its chunk."""
+    y = _scan_forward(x, alphas, state, C, causal, finite_only=exact)
     if y is not None:
         return y
-    a = alphas.to(device=x.device, dtype=x.dtype)                    # the reference's dtype
+    a = torch.tensor(alphas, dtype=torch.float64).to(device=x.device, dtype=x.dtype)  # the reference's dtype
     (xf, xn), sf = _split_finite(x), None
     start = x.new_zeros(x.shape[0], 1, 1, x.shape[2])                # (B, 1, S|1, D)
     if state is not None:
@@ -235,14 +234,16 @@ def _forward(x: Tensor, alphas: Tensor, state: Tensor | None, C: int, causal: bo
     return _scan_forward(xf, alphas, sf, C, causal) + P
 
 
-def _backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Tensor, Tensor]:
+def _backward(g: Tensor, alphas: tuple[float, ...], C: int, causal: bool,
+              exact: bool = True) -> tuple[Tensor, Tensor]:
     """:func:`_scan_backward`, exact with inf/NaN in ``g``: they reach only the gradients of the
-    same and earlier steps, as autograd through the recurrence gives."""
+    same and earlier steps, as autograd through the recurrence gives (``exact=False``: no check, no
+    device sync; an inf/NaN may reach up to ``C - 1`` later steps of its chunk)."""
     gx, gs = _scan_backward(g, alphas, C, causal)
-    if _all_finite(gs):                                              # any inf/NaN in g reaches rho_0
+    if not exact or _all_finite(gs):                                 # any inf/NaN in g reaches rho_0
         return gx, gs
     B, T, S, D = g.shape
-    a = alphas.to(device=g.device, dtype=g.dtype)
+    a = torch.tensor(alphas, dtype=torch.float64).to(device=g.device, dtype=g.dtype)
     gf, gn = _split_finite(g)                                        # (B, T, S, D) each
     nf = torch.cat([gn[:, 1:], gn.new_zeros(B, 1, S, D)], 1) if causal else gn  # h_t feeds out_{t+1}
     # the adjoint lam_t = g_t + (1 - a) lam_{t+1}: the same carry, backwards in time
@@ -252,48 +253,79 @@ def _backward(g: Tensor, alphas: Tensor, C: int, causal: bool) -> tuple[Tensor, 
     return gx + (a.view(1, 1, S, 1) * lam).sum(2), gs + ps
 
 
+def _no_autocast(device: torch.device):
+    """A context with autocast off on ``device``'s kind (a no-op where autocast does not exist)."""
+    kind = device.type
+    return torch.autocast(kind, enabled=False) if torch.amp.is_autocast_available(kind) else contextlib.nullcontext()
+
+
 class _EMAFunction(torch.autograd.Function):
-    """Fast EMA with a custom backward (the adjoint scan), so no T-step autograd graph."""
+    """Fast EMA with a custom backward (the adjoint scan), so no T-step autograd graph.
+
+    Both directions run in float32 at least with autocast off (our design, issue 26: under bf16
+    autocast the chunk matmuls would otherwise round the traces to bf16, 1.4e-2 from fp32); the
+    traces come back in ``x``'s dtype, the gradients in the inputs' dtypes.
+    """
 
     @staticmethod
-    def forward(ctx, x, state, alphas, chunk_size, causal):          # x (B, T, D), state (B, S, D)
-        ctx.alphas, ctx.chunk_size, ctx.causal = alphas, chunk_size, causal
-        return _forward(x, alphas, state, chunk_size, causal)        # (B, T, S, D)
+    def forward(ctx, x, state, alphas, chunk_size, causal, exact):   # x (B, T, D), state (B, S, D)
+        ctx.alphas, ctx.chunk_size, ctx.causal, ctx.exact = alphas, chunk_size, causal, exact
+        ctx.dtypes = (x.dtype, None if state is None else state.dtype)
+        dt = torch.promote_types(x.dtype, torch.float32)
+        with _no_autocast(x.device):
+            y = _forward(x.to(dt), alphas, None if state is None else state.to(dt), chunk_size, causal, exact)
+        return y.to(x.dtype)                                         # (B, T, S, D)
 
     @staticmethod
     def backward(ctx, g):                                            # g (B, T, S, D)
-        grad_x, grad_state = _backward(g, ctx.alphas, ctx.chunk_size, ctx.causal)
-        return grad_x, (grad_state if ctx.needs_input_grad[1] else None), None, None, None
+        with _no_autocast(g.device):
+            gx, gs = _backward(g.to(torch.promote_types(g.dtype, torch.float32)), ctx.alphas, ctx.chunk_size,
+                               ctx.causal, ctx.exact)
+        gs = gs.to(ctx.dtypes[1]) if ctx.needs_input_grad[1] else None
+        return gx.to(ctx.dtypes[0]), gs, None, None, None, None
+
+
+@functools.lru_cache(maxsize=256)
+def _checked_alphas(alphas: tuple) -> tuple[float, ...]:
+    """:func:`check_alphas` of a tuple, as floats; cached (a rate list is checked once, not per call)."""
+    return tuple(check_alphas(alphas).tolist())
 
 
 def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS, state: Tensor | None = None,
-               causal: bool = False, chunk_size: int = DEFAULT_CHUNK) -> Tensor:
+               causal: bool = False, chunk_size: int = DEFAULT_CHUNK, exact_nonfinite: bool | None = None) -> Tensor:
     """Fast EMA trace bank, equal to :func:`ema_reference` to float tolerance.
 
     Args:
-        x: ``(B, T, D)`` inputs (any float dtype, any device).
+        x: ``(B, T, D)`` inputs (any float dtype, any device; computed in float32 at least, autocast off).
         alphas: ``S`` fixed rates in (0, 1]; default the paper's ``(0.5, 0.1, 0.02)``.
         state: ``(B, S, D)`` trace before ``x[:, 0]``; zeros when ``None``.
         causal: if True, the trace at ``t`` holds only ``x_{<t}`` (shifted by one step).
         chunk_size: steps per Toeplitz block; changes speed, not results.
+        exact_nonfinite: True: inf/NaN reach outputs at ``t`` and after only (and gradients at ``t``
+            and before), as in the reference; this costs one check per direction, which on an
+            accelerator is a device sync. False: no check (no sync); an inf/NaN then also reaches up to
+            ``chunk_size - 1`` neighbours in its chunk (in a training step the loss is inf/NaN either
+            way). None (default): True on the CPU, where the check syncs nothing, False elsewhere (our
+            design, issue 26: no host sync inside a training step on a GPU).
 
     Returns:
-        ``(B, T, S, D)`` traces (contiguous unless ``T`` is not a multiple of ``chunk_size``); empty, and
-        on the autograd graph, when ``B``, ``T`` or ``D`` is 0 (our design).
+        ``(B, T, S, D)`` traces in ``x``'s dtype (contiguous unless ``T`` is not a multiple of ``chunk_size``);
+        empty, and on the autograd graph, when ``B``, ``T`` or ``D`` is 0 (our design).
 
     Raises:
         ValueError: alpha outside (0, 1], ``x`` not 3-D or not floating point, ``chunk_size`` < 1, bad ``state``.
     """
     _check_x(x)
-    a = check_alphas(alphas)
+    a = _checked_alphas(tuple(check_alphas(alphas).tolist() if isinstance(alphas, Tensor) else alphas))
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     B, T, D = x.shape
-    if state is not None and tuple(state.shape) != (B, a.numel(), D):
-        raise ValueError(f"state must have shape (B, S, D) = {(B, a.numel(), D)}, got {tuple(state.shape)}")
+    if state is not None and tuple(state.shape) != (B, len(a), D):
+        raise ValueError(f"state must have shape (B, S, D) = {(B, len(a), D)}, got {tuple(state.shape)}")
     if x.numel() == 0:                                               # B, T or D is 0
-        return _empty_traces(x, a.numel(), state)
-    return _EMAFunction.apply(x, state, a, chunk_size, causal)
+        return _empty_traces(x, len(a), state)
+    exact = x.device.type == "cpu" if exact_nonfinite is None else bool(exact_nonfinite)
+    return _EMAFunction.apply(x, state, a, chunk_size, causal, exact)
 
 
 class EMATraces(nn.Module):
@@ -331,87 +363,3 @@ class EMATraces(nn.Module):
 
     def extra_repr(self) -> str:
         return f"alphas={self.alphas}, causal={self.causal}, streaming={self.streaming}"
-
-
-# --------------------------------------------------------------------------- selective (input-dependent) EMA
-
-SELECTIVE_CHUNK = 32
-"""Time steps per chunk of :func:`selective_scan` (the within-chunk products stay in float range)."""
-SELECTIVE_MAX_RATE = 1.0 - math.exp(-4.0)
-"""Largest rate of the selective EMA (~0.982): caps the log-decay at -4 nats per step, so ``exp`` of a
-chunk's log-decay (at most ``4 * SELECTIVE_CHUNK / 2`` after centring) fits float32. Our design."""
-
-
-def selective_scan_reference(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE) -> Tensor:
-    """The selective EMA, one step at a time (the reference :func:`selective_scan` is tested against).
-
-    ``a_t = max_rate * sigmoid(logit_t)``, ``g_t = (1 - a_t) g_{t-1} + a_t v_t``, ``g_0 = 0``.
-
-    Args:
-        logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
-
-    Returns:
-        ``(B, T, N)``: ``g_t``, the state *after* step ``t`` (it holds ``v_{<=t}``); empty if ``T`` = 0.
-    """
-    a = max_rate * torch.sigmoid(logit)
-    if v.shape[1] == 0:
-        return a * v                                                 # (B, 0, N)
-    g = torch.zeros_like(v[:, 0])
-    out = []
-    for t in range(v.shape[1]):
-        g = (1 - a[:, t]) * g + a[:, t] * v[:, t]
-        out.append(g)
-    return torch.stack(out, dim=1)
-
-
-def selective_scan(logit: Tensor, v: Tensor, max_rate: float = SELECTIVE_MAX_RATE, chunk: int = SELECTIVE_CHUNK) -> Tensor:
-    """The selective EMA of :func:`selective_scan_reference`, chunked and parallel (no T-step loop).
-
-    Within a chunk, with ``L_i = sum_{tau <= i} log(1 - a_tau)`` (a cumulative sum), ``g_i = sum_{j <= i}
-    exp(L_i - L_j) a_j v_j + exp(L_i) c`` is computed as ``exp(L_i - R) * cumsum_j(exp(R - L_j) a_j v_j)`` with
-    ``R`` the chunk's mid log-decay, which stays within float range because ``a <= max_rate`` bounds each step's
-    log-decay (Mamba-2's chunked scan, in log space). The carries ``c`` into the ``T / chunk`` chunks come from
-    a small masked decay matrix over chunks, so autograd sees only cumsums, exps and one einsum. Computed in
-    float32 at least (under bf16 autocast too). Inf/NaN at step t reach steps >= t only, as in the reference
-    (the chunks see the finite part; a cumsum carries the rest).
-
-    Args:
-        logit: ``(B, T, N)`` rate logits. v: ``(B, T, N)`` values.
-        max_rate: the rate cap, in (0, 1). chunk: time steps per chunk (>= 1).
-
-    Returns:
-        ``(B, T, N)`` states after each step, as the reference.
-
-    Raises:
-        ValueError: shapes differ or are not 3-D, ``max_rate`` outside (0, 1), ``chunk < 1``.
-    """
-    if logit.shape != v.shape or v.ndim != 3:
-        raise ValueError(f"logit and v must share a (B, T, N) shape, got {tuple(logit.shape)} and {tuple(v.shape)}")
-    if not 0.0 < max_rate < 1.0 or chunk < 1:
-        raise ValueError(f"need max_rate in (0, 1) and chunk >= 1, got {max_rate}, {chunk}")
-    dtype = torch.promote_types(v.dtype, torch.float32)
-    logit, v = logit.to(dtype), v.to(dtype)
-    B, T, N = v.shape
-    a = max_rate * torch.sigmoid(logit)                                  # (B, T, N)
-    la, x = torch.log1p(-a), a * v                                       # (B, T, N) each
-    carried = None                                  # inf/NaN (a NaN rate makes x NaN) go around
-    if not _all_finite(x):                          # the chunks; decay (1 - a) > 0 keeps inf as is
-        (x, carried), la = _split_finite(x), _split_finite(la)[0]
-    pad = (-T) % chunk                                                   # padding at the end: a = 0
-    if pad:
-        la, x = F.pad(la, (0, 0, 0, pad)), F.pad(x, (0, 0, 0, pad))
-    K = (T + pad) // chunk
-    la, x = la.view(B, K, chunk, N), x.view(B, K, chunk, N)
-    L = la.cumsum(dim=2)                                                 # (B, K, C, N), <= 0
-    R = 0.5 * L[:, :, -1:]                                               # (B, K, 1, N) centre
-    intra = torch.exp(L - R) * torch.cumsum(torch.exp(R - L) * x, dim=2)  # (B, K, C, N), zero carry
-    # carries: c_k = sum_{m < k} exp(P_{k-1} - P_m) end_m, with P the cumulative chunk log-decay
-    Lc = L[:, :, -1]                                                     # (B, K, N)
-    P = Lc.cumsum(dim=1)                                                 # (B, K, N)
-    diff = (P - Lc)[:, :, None] - P[:, None, :]                          # (B, K, K, N): P_{k-1} - P_m
-    below = torch.ones(K, K, dtype=torch.bool, device=v.device).tril(-1)[None, :, :, None]
-    W = torch.where(below, torch.exp(torch.where(below, diff, torch.zeros_like(diff))), torch.zeros_like(diff))
-    carry = torch.einsum("bkmn,bmn->bkn", W, intra[:, :, -1])            # (B, K, N)
-    g = intra + torch.exp(L) * carry[:, :, None]                         # (B, K, C, N)
-    g = g.reshape(B, K * chunk, N)[:, :T]
-    return g if carried is None else g + carried.cumsum(1)

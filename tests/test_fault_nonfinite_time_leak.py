@@ -132,8 +132,10 @@ def test_selective_scan_nan_padding_gives_reference_gradients_on_real_tokens():
 def test_exact_path_equals_reference_on_finite_inputs_too(monkeypatch):
     """The exact path (taken when a sum overflows, or any inf/NaN is present) agrees everywhere."""
     import paper_lib.ema as ema
+    import paper_lib.ema_selective as ema_selective
 
     monkeypatch.setattr(ema, "_all_finite", lambda *ts: False)
+    monkeypatch.setattr(ema_selective, "_all_finite", lambda *ts: False)
     g = torch.Generator().manual_seed(7)
     for poison in (False, True):
         x = _poisoned() if poison else torch.randn(2, 40, 3, dtype=torch.float64, generator=g)

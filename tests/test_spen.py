@@ -125,3 +125,19 @@ def test_kth_largest_equals_topk(dtype):
     assert torch.equal(kth_largest(at, 2), at.topk(2, dim=-1).values[..., -1:])
     with pytest.raises(ValueError, match=r"k must lie in \[1, 40\] \(the last dimension\), got 41"):
         kth_largest(a, 41)
+
+
+def test_linear_predictor_and_mix_as_one_gemm_equal_the_two_modules(monkeypatch):
+    from paper_lib.models.spen import SPENBlock
+
+    torch.manual_seed(0)
+    block = SPENBlock(SPENConfig(**TINY)).double()
+    x = torch.randn(3, 70, 32, dtype=torch.float64, requires_grad=True)
+    out = {}
+    for fused in (True, False):
+        monkeypatch.setattr(SPENBlock, "fuse_linear_mix", fused)
+        y = block(x)
+        out[fused] = (y.detach(), torch.autograd.grad(y.pow(2).sum(), [x, *block.parameters()]))
+    assert float((out[True][0] - out[False][0]).abs().max()) < 1e-12
+    assert max(float((a - b).abs().max()) for a, b in zip(out[True][1], out[False][1], strict=True)) < 1e-10
+    assert float(out[True][0].abs().max()) > 0.1                       # not trivially zero

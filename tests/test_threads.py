@@ -106,9 +106,26 @@ def test_gpu_check_skips_with_one_line_on_a_cpu(capsys):
 def test_gpu_check_ema_comparison_passes_on_the_cpu_and_names_its_rows():
     rows = _bench("gpu_check").check_ema(torch.device("cpu"), B=2, T=70, D=8)
     assert [(r["item"], r["metric"]) for r in rows] == [
-        ("causal=False", "max_abs_diff_traces"), ("causal=False", "max_abs_diff_grad_x"),
-        ("causal=True", "max_abs_diff_traces"), ("causal=True", "max_abs_diff_grad_x")]
+        (f"causal={c}", m) for c in (False, True)
+        for m in ("autocast_diff_traces", "max_abs_diff_traces", "max_abs_diff_grad_x")]
     assert all(r["passed"] and r["value"] < 1e-5 for r in rows)
+
+
+def test_gpu_check_counts_flops_and_knows_the_h200s_peak():
+    bench = _bench("gpu_check")
+    flops = _bench("_flops")
+    assert flops.gpu_bf16_peak("NVIDIA H200") == 989e12 and flops.gpu_bf16_peak("NVIDIA H100 PCIe") == 756e12
+    assert flops.gpu_bf16_peak("NVIDIA A100-SXM4-80GB") == 312e12 and flops.gpu_bf16_peak("Tesla T4") is None
+    # SPEN's count at the benchmark sizes (issue 26: 6.86M per token, counted the same way there)
+    from paper_lib.models.factory import build_model
+    sizes = _bench("bench_throughput").lm_sizes("spen", 128, 1024)
+    res = flops.training_flops_per_token(lambda: build_model("spen", seed=0, **sizes), 256, sizes["vocab_size"])
+    assert res["flops_per_token"] == 6_856_704 and res["attention_per_token"] == 0
+    sizes = _bench("bench_throughput").lm_sizes("transformer", 128, 1024)
+    res = flops.training_flops_per_token(lambda: build_model("transformer", seed=0, **sizes), 1024, sizes["vocab_size"])
+    # 6 x matmul parameters (4 x 12 x 128^2 + 2048 x 128) + attention 14 L T d (flash: 2 forward, 5 backward), halved
+    assert res["flops_per_token"] == 6 * (4 * 12 * 128**2 + 2048 * 128) + 7 * 4 * 1024 * 128
+    assert callable(bench.flops_per_token)
 
 
 def test_gpu_check_trains_at_the_paper_profiles_sizes():

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from ..ema import PAPER_ALPHAS, ema_traces
 from ..pipeline.settings import check_fields, setting
 from ..predictors import build_predictor
+from ..predictors.linear import LinearPredictor
 from .lm import CausalLM
 
 
@@ -115,7 +116,8 @@ class SparseFFN(nn.Module):
     place, so no dense zero-filled tensor is built and nothing is scattered, forward or backward.
     Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
     difference is that activations tied with the ``k``-th value are all kept (exact float ties
-    among the largest GELU outputs; none occur in practice). Measured (issue 14,
+    among the largest GELU outputs; none occur in practice in float32; in bfloat16/float16, where
+    they do, the ``k`` indices of ``topk`` are kept instead). Measured (issue 14,
     ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
     runs): with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place
     mask cost the same within 11%, and a gather of the ``k`` active rows of the output projection
@@ -132,7 +134,12 @@ class SparseFFN(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         a = F.gelu(self.fc(x))                                         # (B, T, F)
-        if self.k < a.shape[-1]:
+        if self.k < a.shape[-1] and a.dtype in (torch.bfloat16, torch.float16):
+            # half precision (autocast): exact ties at the k-th value are common, so keep topk's k
+            # indices rather than a threshold (our design, issue 26); sync-free on a GPU
+            keep = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, a.detach().topk(self.k, dim=-1).indices, True)
+            a = a.masked_fill_(~keep, 0.0)                             # (B, T, F), exactly k kept
+        elif self.k < a.shape[-1]:
             kth = kth_largest(a, self.k)                               # (B, T, 1), no autograd
             a = a.masked_fill_(a < kth, 0.0)                           # (B, T, F), k non-zero
         return self.proj(a)                                            # (B, T, D)
@@ -161,7 +168,12 @@ class SPENBlock(nn.Module):
     """One SPEN block (Figure 1): traces -> predict -> error -> context mix -> sparse FFN.
 
     ``(B, T, D) -> (B, T, D)``; the output at ``t`` depends on inputs at ``<= t`` only.
+    With the linear predictor the prediction and the mix's input are one GEMM over the traces
+    (:meth:`_linear_mix_in`); ``fuse_linear_mix = False`` (class attribute, for benchmarks and
+    tests) runs the two modules one after the other.
     """
+
+    fuse_linear_mix: bool = True
 
     def __init__(self, config: SPENConfig):
         super().__init__()
@@ -175,10 +187,26 @@ class SPENBlock(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         u = self.ln_1(x)                                               # (B, T, D)
         h = ema_traces(u, self.alphas, causal=True)                    # (B, T, S, D): u_{<t}
-        x_hat = self.predictor(u, h)                                   # (B, T, D)
-        e = u - x_hat                                                  # (B, T, D)
-        x = x + self.mix(e, h)                                         # (B, T, D)
+        if self.fuse_linear_mix and type(self.predictor) is LinearPredictor:  # paper's reader: one GEMM
+            x = x + self.mix.up(F.gelu(self._linear_mix_in(u, h)))     # (B, T, D)
+        else:
+            e = u - self.predictor(u, h)                               # (B, T, D): error
+            x = x + self.mix(e, h)                                     # (B, T, D)
         return x + self.ffn(self.ln_2(x))                              # (B, T, D)
+
+    def _linear_mix_in(self, u: Tensor, h: Tensor) -> Tensor:
+        """The mix's bottleneck input ``W_down [e; h] + b`` with ``e = u - (W_p h + b_p)``, one GEMM
+        over the traces (issue 26, lever 2): ``[W_p; W_down,h] h`` gives the prediction and the
+        traces' share of the bottleneck at once, so the ``(B, T, (S+1) D)`` concatenation is never
+        built; the error's share ``W_down,e e`` is a second, ``D``-wide GEMM. Same parameters and
+        the same function as ``mix(u - predictor(u, h), h)``, to float rounding
+        (``tests/test_spen.py``). ``u`` (B, T, D), ``h`` (B, T, S, D) -> (B, T, d_bottleneck)."""
+        B, T, S, D = h.shape
+        p, down = self.predictor.proj, self.mix.down                   # (D, S D); (Db, (S+1) D): [e | h]
+        y = F.linear(h.reshape(B, T, S * D), torch.cat([p.weight, down.weight[:, D:]]),
+                     torch.cat([p.bias, down.bias]))                   # (B, T, D + Db): [x_hat | h part]
+        e = u - y[..., :D]                                             # (B, T, D): prediction error
+        return y[..., D:] + F.linear(e, down.weight[:, :D])            # (B, T, Db)
 
 
 class SPEN(CausalLM):
@@ -186,7 +214,8 @@ class SPEN(CausalLM):
     (:class:`paper_lib.models.lm.CausalLM`; no position table, any length works).
 
     ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
-    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
+    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets); with
+    targets ``logits`` is None unless ``return_logits=True`` (:class:`~paper_lib.models.lm.CausalLM`).
 
     Raises:
         ValueError: ``idx`` not 2-D.

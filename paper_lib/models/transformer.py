@@ -94,7 +94,8 @@ class Transformer(CausalLM):
     position table of ``block_size`` rows and :class:`Block`).
 
     ``forward(idx (B, T) int64, targets (B, T) | None)`` returns ``(logits (B, T, V), loss)``
-    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets).
+    with ``loss`` the mean next-token cross-entropy in nats (``None`` without targets); with
+    targets ``logits`` is None unless ``return_logits=True`` (:class:`~paper_lib.models.lm.CausalLM`).
 
     Raises:
         ValueError: ``idx`` not 2-D or longer than ``block_size``.
