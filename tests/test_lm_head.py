@@ -60,7 +60,7 @@ def test_models_loss_and_gradients_match_the_unfused_path(kind):
         logits, loss = model(x[:, :-1], y, return_logits=unfused)
         assert (logits is None) != unfused
         loss.backward()
-        out[unfused] = (float(loss), [p.grad.clone() for p in model.parameters()])
+        out[unfused] = (float(loss.detach()), [p.grad.clone() for p in model.parameters()])
     assert abs(out[True][0] - out[False][0]) < 2e-6
     assert max(float((a - b).abs().max()) for a, b in zip(out[True][1], out[False][1], strict=True)) < 1e-6
     assert model(x[:, :-1])[0].shape == (6, 64, 97)                     # without targets: the logits
