@@ -97,16 +97,18 @@ display(Markdown(
 # embeddings and is not a linear read-out of the traces.
 
 # %%
-jobs = [("bank", V, sd) for V in S.vocab_sizes for sd in S.seeds] + [("gru", V, sd) for V in S.gru_vocab_sizes
-                                                                     for sd in S.gru_seeds]
+run_a = {"bank": bm.time_map_bank, "gru": bm.time_map_gru, "oracle": bm.time_map_oracle}
+jobs = ([("bank", V, sd) for V in S.vocab_sizes for sd in S.seeds]
+        + [("gru", V, sd) for V in S.gru_vocab_sizes for sd in S.gru_seeds]
+        + [("oracle", V, sd) for V in bm.oracle_vocab_sizes(S) for sd in S.seeds])
 frames = []
 for kind, V, sd in tqdm(jobs, desc="panel A: (state, vocabulary, seed)"):
-    frames.append((bm.time_map_bank if kind == "bank" else bm.time_map_gru)(S, V, sd))
+    frames.append(run_a[kind](S, V, sd))
 time_map = pd.concat(frames, ignore_index=True)
 closed = bm.closed_form_map(S)
 out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
-states = [f"bank_{b}" for b in S.banks] + ["gru"]
+states = [f"bank_{b}" for b in S.banks] + ["gru"] + [f"oracle_{b}" for b in S.oracle_banks]
 lags, ratios = list(S.lags), sorted(time_map.ratio.unique())
 fig, axes = plt.subplots(len(states), 2, figsize=(10, 2.6 * len(states)), sharex=True, sharey=True, squeeze=False)
 for i, st in enumerate(states):
@@ -129,8 +131,37 @@ for i, st in enumerate(states):
         if j == 0:
             ax.set_ylabel("vocab_size / d_model")
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
-stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU {len(S.gru_seeds)} seed(s); white: closed form")
+stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU {len(S.gru_seeds)} seed(s); oracle at vocabulary "
+      f"{list(bm.oracle_vocab_sizes(S))} only; white: closed form")
 out.save_figure(fig, "time_map")
+plt.show()
+# %% [markdown]
+# ## Panel A at the rule's vocabulary: the linear probe, the oracle and the GRU over lag
+# The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
+# fixed traces alone, `paper_lib.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
+# sequences with Adam and early-stopped on a held-out split), beside the GRU of equal state.
+# What the oracle reads, the traces hold; what it misses may be its own limit (its capacity is
+# in the settings: `oracle.layers` hidden layers of `oracle.hidden` units).
+
+# %%
+V_rule = bm.rule_vocab_size(S)
+at_rule = time_map[time_map.vocab_size == V_rule]
+curve_states = [st for st in ("bank_paper", "oracle_paper", "gru") if st in set(at_rule.state)]
+names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)", "gru": "GRU (equal state)"}
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+for ax, target in zip(axes, ("identity", "structure"), strict=True):
+    for st in curve_states:
+        g = at_rule[(at_rule.state == st) & (at_rule.target == target)].groupby("lag").decodability
+        mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
+        ax.errorbar(mean.index, mean.values, yerr=ci.values, fmt="o-", ms=3, capsize=2, label=names[st])
+    ax.axhline(0, color="0.5", lw=1)
+    ax.axvline(bm.RULE_LAG, color="0.7", lw=1, ls=":")
+    ax.set(xscale="log", xlabel="lag k (tokens)", ylim=(-0.05, 1.02),
+           title=f"{target}, vocabulary {V_rule} (vocabulary / width {V_rule / S.d_model:g})")
+axes[0].set_ylabel("decodability (0 chance, 1 perfect)")
+legend_outside(axes[1])
+stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"dotted: the rule's lag {bm.RULE_LAG}")
+out.save_figure(fig, "time_by_lag")
 plt.show()
 table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())

@@ -53,7 +53,7 @@ def test_report_holds_fails_and_missing(tmp_path):
     for line in md.splitlines():  # every table row has the same 8 cells (no stray "|")
         if line.startswith("| ") and "---" not in line:
             assert line.replace("\\|", "").count("|") == 9, line
-    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 3" in md  # 05 and 06 add two rows each
+    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 02 the lag row
 
 
 def test_one_seed_and_smoke_are_undetermined():
