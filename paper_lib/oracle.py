@@ -1,4 +1,4 @@
-"""The trace oracle: the best reader we can fit of a fixed EMA trace bank alone.
+"""The trace oracles: the best readers we can fit of a fixed EMA trace bank alone.
 
 The paper's argument (Experiment 2) is a data processing inequality: whatever fixed-rate EMA
 traces discard, no reader of them can recover. The oracle makes that bound measurable on a
@@ -21,6 +21,11 @@ convergence" can be checked against it).
 itself: what it recovers, the traces contain; what it misses may be its own limit (rank, fixed
 embeddings of width ``d_model`` that are not orthogonal when the vocabulary exceeds the width,
 a finite fit). A failure of the oracle is evidence, not proof, that the information is gone.
+
+**The lag oracle** (notebook 06, :func:`fit_lag_oracle`): the same idea for "which token, or
+which class, was at ``t - k``": independent MLP readers (one per lag) of any fixed state, fitted
+on fresh sequences of a synthetic process with Adam and early-stopped on a held-out split. Its
+capacity caveat is the same: it bounds what the state holds from below.
 
 Shapes: token ids ``(B, T)``; embeddings ``(B, T, D)``; traces ``(B, T, S, D)``; logits ``(B, T, V)``
 with ``V`` the task's vocabulary. Units: accuracy is a fraction of query answers; loss in nats
