@@ -1,4 +1,4 @@
-"""The trace oracle: the best reader we can fit of a fixed EMA trace bank alone.
+"""The trace oracles: the best readers we can fit of a fixed EMA trace bank alone.
 
 The paper's argument (Experiment 2) is a data processing inequality: whatever fixed-rate EMA
 traces discard, no reader of them can recover. The oracle makes that bound measurable on a
@@ -21,6 +21,11 @@ convergence" can be checked against it).
 itself: what it recovers, the traces contain; what it misses may be its own limit (rank, fixed
 embeddings of width ``d_model`` that are not orthogonal when the vocabulary exceeds the width,
 a finite fit). A failure of the oracle is evidence, not proof, that the information is gone.
+
+**The lag oracle** (notebook 06, :func:`fit_lag_oracle`): the same idea for "which token, or
+which class, was at ``t - k``": independent MLP readers (one per lag) of any fixed state, fitted
+on fresh sequences of a synthetic process with Adam and early-stopped on a held-out split. Its
+capacity caveat is the same: it bounds what the state holds from below.
 
 Shapes: token ids ``(B, T)``; embeddings ``(B, T, D)``; traces ``(B, T, S, D)``; logits ``(B, T, V)``
 with ``V`` the task's vocabulary. Units: accuracy is a fraction of query answers; loss in nats
@@ -197,3 +202,146 @@ def oracle_by_pairs(oracle: TraceOracle, task: MQARTask, n_pairs: Sequence[int],
             right, total = query_accuracy(oracle(b.inputs)[0], b.targets)
             out[int(n)] = right / total
     return out
+
+
+# --------------------------------------------------------------------------- the lag oracle (notebook 06)
+
+@dataclass(frozen=True)
+class LagOracleConfig:
+    """How the lag oracle is built and fitted (our design: the paper is silent).
+
+    Attributes:
+        hidden: units of each hidden layer. layers: hidden layers (1 or 2; ReLU).
+        max_steps: Adam steps at most. lr: Adam's learning rate (constant).
+        batch_sequences: fresh sequences per step (every scored position of each is a row).
+        eval_every: steps between validation checks. patience: checks without a better
+            validation accuracy before a reader stops (early stopping; its best weights are kept).
+        min_steps: steps before a check may count as stale (no reader stops earlier: a reader on
+            a slow start is not taken for a plateau). A reader that runs all ``max_steps`` was
+            still improving: its accuracy is a lower bound (not converged).
+        val_sequences: held-out sequences of the validation split (never trained on, never scored).
+    """
+
+    hidden: int = setting(256, low=1)            # units per hidden layer
+    layers: int = setting(2, low=1, high=2)      # hidden layers
+    max_steps: int = setting(1500, low=1)        # Adam steps at most
+    lr: float = setting(3e-3, low=0, low_open=True)
+    batch_sequences: int = setting(16, low=1)    # sequences per step
+    eval_every: int = setting(25, low=1)         # steps
+    patience: int = setting(8, low=1)            # validation checks
+    min_steps: int = setting(500, low=0)         # steps before early stopping may start
+    val_sequences: int = setting(16, low=1)      # sequences
+
+
+def lag_rows(states: Tensor, labels: Tensor, lag: int, min_pos: int) -> tuple[Tensor, Tensor]:
+    """``(X (B * (T - min_pos), F), y)``: the state at every ``t >= min_pos`` and the label at ``t - lag``.
+
+    Raises:
+        ValueError: ``lag > min_pos`` (a label before the sequence) or ``min_pos >= T``.
+    """
+    T = states.shape[1]
+    if not 0 <= lag <= min_pos < T:
+        raise ValueError(f"need 0 <= lag <= min_pos < T, got lag {lag}, min_pos {min_pos}, T {T}")
+    return states[:, min_pos:].reshape(-1, states.shape[-1]), labels[:, min_pos - lag: T - lag].reshape(-1)
+
+
+class LagOracle(nn.Module):
+    """Independent MLP readers side by side, one per lag, each reading the label at ``t - k`` from
+    the state at ``t`` (standardised with the validation split's mean and std):
+    ``F -> hidden (ReLU) [-> hidden (ReLU)] -> n_classes``. ``forward(x (N, F))`` -> logits
+    ``(n_lags, N, n_classes)``. **Capacity:** ``layers`` hidden layers of ``hidden`` units per lag
+    (about ``F h + h^2 + h C`` weights); a universal approximator in the limit, so what it misses at
+    this size is evidence, not proof, that the state lost it (as for :class:`TraceOracle`)."""
+
+    def __init__(self, n_features: int, n_classes: int, lags: Sequence[int], cfg: LagOracleConfig, seed: int = 0):
+        super().__init__()
+        self.lags = tuple(int(k) for k in lags)
+        G, H = len(self.lags), cfg.hidden
+        g = torch.Generator().manual_seed(int(seed))
+        dims = [n_features] + [H] * cfg.layers + [n_classes]
+        self.weights = nn.ParameterList(
+            nn.Parameter(torch.randn(G, a, b, generator=g) * (2 / a) ** 0.5) for a, b in zip(dims[:-1], dims[1:], strict=True))
+        self.biases = nn.ParameterList(nn.Parameter(torch.zeros(G, 1, b)) for b in dims[1:])
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+        self.register_buffer("majority", torch.zeros(G, dtype=torch.long))  # most frequent validation label per lag
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = ((x - self.mean) / self.std).expand(len(self.lags), *x.shape)  # (G, N, F)
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = torch.baddbmm(b, h, w)
+            if i < len(self.weights) - 1:
+                h = torch.relu(h)
+        return h
+
+    def rows(self, states: Tensor, labels: Tensor, min_pos: int) -> tuple[Tensor, Tensor]:
+        """``(X (N, F), y (n_lags, N))`` for every lag at once (the same positions)."""
+        X = states[:, min_pos:].reshape(-1, states.shape[-1])
+        return X, torch.stack([lag_rows(states, labels, k, min_pos)[1] for k in self.lags])
+
+    @torch.no_grad()
+    def score(self, states: Tensor, labels: Tensor, min_pos: int) -> tuple[Tensor, Tensor]:
+        """``(accuracy, chance)``, each ``(n_lags,)``, on ``(B, T, F)`` states at positions ``t >= min_pos``;
+        chance is the share of the most frequent validation label (the best label-blind guess, as
+        :func:`paper_lib.probes.lag_decodability` draws it)."""
+        X, y = self.rows(states, labels, min_pos)
+        return (self(X).argmax(-1) == y).float().mean(1), (y == self.majority[:, None]).float().mean(1)
+
+
+def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cfg: LagOracleConfig,
+                   seed: int = 0) -> tuple[LagOracle, dict[int, float]]:
+    """Fit a :class:`LagOracle` on fresh sequences, early-stopped on a held-out split.
+
+    ``sample(n_seq, generator)`` -> ``(states (n_seq, T, F) float, labels (n_seq, T) int64 in
+    [0, n_classes))``: draws sequences of the process and runs the fixed state over them (a
+    synthetic task gives as many as we want, so the reader is limited by the state and its own
+    capacity, not by a finite training set). The validation split is drawn first (generator seeded
+    ``seed``), then one fresh batch per step; each lag's reader keeps its weights of best validation
+    accuracy and stops after ``patience`` checks without a better one. Loss: cross-entropy.
+
+    Returns:
+        the oracle (eval mode, the best weights) and ``{lag: steps run}``.
+
+    Raises:
+        ValueError: no lag, or a lag above ``min_pos``.
+    """
+    if not lags or max(lags) > min_pos or min(lags) < 0:
+        raise ValueError(f"lags must be non-empty, in [0, min_pos={min_pos}], got {list(lags)}")
+    gen = torch.Generator().manual_seed(int(seed))
+    val_states, val_labels = sample(cfg.val_sequences, gen)
+    model = LagOracle(val_states.shape[-1], n_classes, lags, cfg, seed)
+    Xv, yv = model.rows(val_states, val_labels, min_pos)
+    model.mean.copy_(Xv.mean(0))
+    model.std.copy_(Xv.std(0).clamp_min(1e-6))
+    model.majority.copy_(torch.stack([torch.bincount(y, minlength=n_classes).argmax() for y in yv]))
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    G = len(model.lags)
+    best = torch.full((G,), -1.0)
+    best_params = [p.detach().clone() for p in model.parameters()]
+    stale, steps = torch.zeros(G, dtype=torch.long), torch.zeros(G, dtype=torch.long)
+    for step in range(1, cfg.max_steps + 1):
+        X, y = model.rows(*sample(cfg.batch_sequences, gen), min_pos)
+        logits = model(X)                                                # (G, N, C)
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(G, -1).mean(1)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()                                            # independent readers: sum of their losses
+        opt.step()
+        steps += (stale < cfg.patience).long()
+        if step % cfg.eval_every == 0 or step == cfg.max_steps:
+            model.eval()
+            with torch.no_grad():
+                acc = (model(Xv).argmax(-1) == yv).float().mean(1)
+            model.train()
+            better = (acc > best) & (stale < cfg.patience)
+            best = torch.where(better, acc, best)
+            counts = int(step >= cfg.min_steps)                          # no stale checks before min_steps
+            stale = torch.where(better, 0, stale + counts * (stale < cfg.patience).long())
+            for p, keep in zip(model.parameters(), best_params, strict=True):     # every parameter is (G, ...)
+                keep[better] = p.detach()[better]
+            if bool((stale >= cfg.patience).all()):
+                break
+    with torch.no_grad():
+        for p, keep in zip(model.parameters(), best_params, strict=True):
+            p.copy_(keep)
+    model.eval()
+    return model, {k: int(s) for k, s in zip(model.lags, steps.tolist(), strict=True)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
@@ -159,9 +160,13 @@ def test_report_rows_decide_from_notebook_metrics():
     t["time_identity_gru_easy"] = {"mean": 0.99, "ci95": 0.0, "n": 2}
     no_oracle = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")
     assert no_oracle.holds == "not informative at this budget" and "no time_identity_oracle" in no_oracle.reason
-    t["time_identity_oracle"] = {"mean": 0.9, "ci95": 0.0, "n": 2}
+    t["time_identity_oracle"] = {"mean": 0.9, "ci95": 0.0, "n": 2}      # even a lower bound above 0.1 decides
     assert "the oracle of the fixed traces reads identity" in decide(CLAIMS_BY_KEY["time_map"], t, "cpu").reason
     t["time_identity_oracle"] = {"mean": 0.05, "ci95": 0.0, "n": 2}
+    t["time_oracle_converged"] = {"mean": 0.5, "ci95": 1.0, "n": 2}
+    cut_short = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")           # below 0.1 but cut short: a lower bound
+    assert cut_short.holds == "not informative at this budget" and "still improving at its last step in 1 of 2" in cut_short.reason
+    t["time_oracle_converged"] = {"mean": 1.0, "ci95": 0.0, "n": 2}
     assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "yes"
 
 
@@ -174,3 +179,30 @@ def test_settings_and_determinism():
     t1, t2 = bm.time_map_bank(s, 4, 0), bm.time_map_bank(s, 4, 0)
     assert t1.equals(t2) and set(t1.state) == {"bank_paper", "bank_slow"}
     assert set(bm.time_metrics(t1, s)) >= {"time_identity_bank", "time_structure_bank", "time_identity_bank_easy"}
+
+
+def test_oracle_map_at_the_rule_cell_repeats_and_gives_the_gate_its_metric():
+    s = bm.settings_for("smoke", {"oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5}})
+    V = bm.rule_vocab_size(s)
+    assert V == 32 and bm.oracle_vocab_sizes(s) == (32,)          # vocab / width 4 is the smoke grid's nearest to 16
+    o1, o2 = bm.time_map_oracle(s, V, 0), bm.time_map_oracle(s, V, 0)
+    assert o1.equals(o2) and set(o1.state) == {"oracle_paper"} and len(o1) == 2 * len(s.lags)
+    assert (o1.steps >= 1).all() and (o1.steps <= 20).all() and o1.n_test.eq(s.test_sequences * s.scored_positions).all()
+    both = pd.concat([bm.time_map_bank(s, V, sd) for sd in s.seeds] + [bm.time_map_oracle(s, V, sd) for sd in s.seeds])
+    m = bm.time_metrics(both, s)
+    assert len(m["time_identity_oracle"]) == len(s.seeds) and len(m["time_structure_oracle"]) == len(s.seeds)
+    assert set(m["time_oracle_converged"]) <= {0.0, 1.0} and len(m["time_oracle_converged"]) == len(s.seeds)
+    with pytest.raises(ValueError, match="oracle_vocab_sizes and oracle_banks must be subsets"):
+        bm.settings_for("smoke", {"oracle_vocab_sizes": [5]})
+
+
+def test_lag_row_reads_notebook_02():
+    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
+           lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01))
+    assert decide(claim, m, "cpu").holds == "yes"
+    m["lag4_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.05, "n": 3}                 # ahead, CIs overlap
+    assert decide(claim, m, "cpu").holds == "partly"
+    m["lag1_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.01, "n": 3}
+    m["lag4_identity_acc_gru"] = {"mean": 0.20, "ci95": 0.01, "n": 3}
+    assert decide(claim, m, "cpu").holds == "no"

@@ -5,8 +5,11 @@ import pytest
 import torch
 
 from paper_lib.data.mqar import IGNORE, MQARTask, sample_mqar
+from paper_lib.ema import ema_traces
 from paper_lib.oracle import (
+    LagOracleConfig,
     OracleConfig,
+    fit_lag_oracle,
     fit_oracle,
     fixed_embeddings,
     keys_ignored_baseline,
@@ -65,3 +68,52 @@ def test_bad_input_is_one_line_error():
         fixed_embeddings(5, 0, 0)
     e = fixed_embeddings(5, 7, 0)
     assert torch.allclose(e.norm(dim=1), torch.ones(5))
+
+
+# --------------------------------------------------------------------------- the lag oracle (notebook 06)
+
+def _bank_sampler(V, d, alphas, T, seed=0):
+    E = fixed_embeddings(V, d, seed)
+
+    def sample(n, gen):
+        tok = torch.randint(0, V, (n, T), generator=gen)
+        return ema_traces(E[tok], alphas).flatten(2), tok
+    return sample
+
+
+SMALL = LagOracleConfig(hidden=64, layers=1, max_steps=300, lr=1e-2, batch_sequences=8, eval_every=25, patience=3,
+                        val_sequences=8, min_steps=0)
+
+
+def test_lag_oracle_reads_a_copy_trace_at_lag_zero_and_not_at_lag_one():
+    torch.set_num_threads(1)
+    sample = _bank_sampler(8, 16, [1.0], 40)                   # alpha = 1: the trace is x_t, 8 tokens in 16 dims
+    oracle, steps = fit_lag_oracle(sample, 8, [0, 1], 1, SMALL, seed=0)
+    acc, chance = oracle.score(*sample(16, torch.Generator().manual_seed(9)), 1)
+    assert acc[0] >= 0.99                                      # identity at lag 0 is exact
+    assert acc[1] < chance[1] + 0.1                            # lag 1 is not in a copy trace
+    assert set(steps) == {0, 1} and all(1 <= s <= SMALL.max_steps for s in steps.values())
+
+
+def test_lag_oracle_falls_to_chance_far_past_the_slowest_trace():
+    torch.set_num_threads(1)
+    sample = _bank_sampler(64, 4, [0.5, 0.1, 0.02], 140)       # 64 tokens in 4 dims, lag 120 >> 1 / 0.02
+    oracle, _ = fit_lag_oracle(sample, 64, [0, 120], 120, SMALL, seed=0)
+    acc, chance = oracle.score(*sample(32, torch.Generator().manual_seed(9)), 120)
+    assert acc[1] < chance[1] + 0.03 and acc[0] > acc[1] + 0.1  # lag 0 is read well above the far lag
+
+
+def test_lag_oracle_does_not_stop_before_min_steps():
+    torch.set_num_threads(1)
+    frozen = LagOracleConfig(hidden=8, layers=1, max_steps=200, lr=1e-12, batch_sequences=2, eval_every=10, patience=1,
+                             val_sequences=4, min_steps=100)      # no learning: every check after the first is stale
+    _, steps = fit_lag_oracle(_bank_sampler(4, 4, [0.5], 10), 4, [0], 3, frozen, seed=0)
+    assert 100 <= steps[0] <= 110                               # stops at the first stale check from step 100 on
+    _, early = fit_lag_oracle(_bank_sampler(4, 4, [0.5], 10), 4, [0], 3,
+                              LagOracleConfig(**{**frozen.__dict__, "min_steps": 0}), seed=0)
+    assert early[0] <= 20
+
+
+def test_lag_oracle_rejects_a_lag_past_the_scored_positions():
+    with pytest.raises(ValueError, match="lags must be non-empty"):
+        fit_lag_oracle(_bank_sampler(4, 4, [0.5], 10), 4, [0, 5], 3, SMALL)

@@ -31,6 +31,7 @@ import torch
 from ..ema import PAPER_ALPHAS, ema_traces
 from ..models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
 from ..models.gru import LagReaderGRU
+from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import lag_decodability, matched_filter_identity_accuracy
 
@@ -61,6 +62,9 @@ class Settings:
     gru_steps: int = setting(150, low=1)            # optimiser steps per GRU
     gru_batch: int = setting(16, low=1)             # sequences per GRU step
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
+    oracle_banks: tuple[str, ...] = ("paper",)      # banks the oracle reads (names of banks)
+    oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the one at the rule's ratio
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
     depths: tuple[int, ...] = (4, 8, 16)            # n_layer values
@@ -88,6 +92,9 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         raise ValueError(f"unknown arm(s) {', '.join(bad)}; allowed: {', '.join(ARMS)}")
     if not set(s.gru_seeds) <= set(s.seeds) or not set(s.gru_vocab_sizes) <= set(s.vocab_sizes):
         raise ValueError("gru_seeds and gru_vocab_sizes must be subsets of seeds and vocab_sizes")
+    if not set(s.oracle_vocab_sizes) <= set(s.vocab_sizes) or not set(s.oracle_banks) <= set(s.banks):
+        raise ValueError(f"oracle_vocab_sizes and oracle_banks must be subsets of vocab_sizes {list(s.vocab_sizes)} "
+                         f"and banks {list(s.banks)}")
     for name, rates in s.banks.items():
         if not rates or any(not 0 < float(a) <= 1 for a in rates):
             raise ValueError(f"bank {name!r} needs rates in (0, 1], got {rates}")
@@ -168,6 +175,44 @@ def time_map_gru(s: Settings, V: int, seed: int) -> pd.DataFrame:
     return df.assign(state="gru", vocab_size=V, ratio=V / s.d_model, seed=seed)
 
 
+def rule_vocab_size(s: Settings) -> int:
+    """The vocabulary of ``vocab_sizes`` whose ratio to ``d_model`` is nearest :data:`RULE_RATIO` (in log)."""
+    return min(s.vocab_sizes, key=lambda V: abs(np.log(V / s.d_model / RULE_RATIO)))
+
+
+def oracle_vocab_sizes(s: Settings) -> tuple[int, ...]:
+    """The vocabularies the oracle runs at: ``oracle_vocab_sizes``, or the rule's (:func:`rule_vocab_size`)."""
+    return tuple(s.oracle_vocab_sizes) or (rule_vocab_size(s),)
+
+
+def time_map_oracle(s: Settings, V: int, seed: int) -> pd.DataFrame:
+    """The oracle of each bank in ``oracle_banks`` at vocabulary ``V``: the best reader we fit on the
+    fixed traces alone (:func:`paper_lib.oracle.fit_lag_oracle`, an MLP per lag with
+    ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
+    held-out split), for identity and structure at every lag, scored on the linear probe's test
+    sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"`` and
+    ``steps`` (Adam steps each reader ran before early stopping)."""
+    E, data = _data(s, V, seed)
+    x_test, labels_test = data["test"]
+    frames = []
+    for name in s.oracle_banks:
+        rates = s.banks[name]
+        test_states = ema_traces(x_test, rates).flatten(2)
+        for j, (target, C) in enumerate((("identity", V), ("structure", s.n_classes))):
+            def sample(n, gen, rates=rates, C=C, target=target):
+                tok = torch.randint(0, V, (n, max(s.lags) + s.scored_positions), generator=gen)
+                return ema_traces(E[tok], rates).flatten(2), tok if target == "identity" else tok % C
+            model, steps = fit_lag_oracle(sample, C, s.lags, max(s.lags), s.oracle,
+                                          seed=5_000_000 + 10_000 * seed + 10 * V + j)
+            acc, chance = model.score(test_states, torch.from_numpy(labels_test[target]), max(s.lags))
+            frames.append(pd.DataFrame({"target": target, "lag": list(model.lags), "accuracy": acc.tolist(),
+                                        "chance": chance.tolist(), "n_test": x_test.shape[0] * s.scored_positions,
+                                        "steps": [steps[k] for k in model.lags], "state": f"oracle_{name}"}))
+    df = pd.concat(frames, ignore_index=True)
+    df["decodability"] = ((df.accuracy - df.chance) / (1 - df.chance)).clip(lower=-1)
+    return df.assign(vocab_size=V, ratio=V / s.d_model, seed=seed)
+
+
 def closed_form_map(s: Settings, bank: str = "paper") -> pd.DataFrame:
     """The matched filter's identity accuracy and decodability (``1/V`` chance) at every (lag, V):
     ``lag, vocab_size, ratio, accuracy, decodability`` (:func:`paper_lib.probes.matched_filter_identity_accuracy`)."""
@@ -185,15 +230,21 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     """Per-seed panel A metrics: ``time_<target>_<state>`` at the rule's cell (lag :data:`RULE_LAG`,
     vocab / width nearest :data:`RULE_RATIO`) for ``bank`` (the paper's rates) and ``gru``, and
     ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
-    report row's gate, the learned state must keep identity where it is easy)."""
+    report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
+    paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
+    ``time_oracle_converged`` (1 per seed where that oracle stopped on a plateau before
+    ``oracle.max_steps``, 0 where it was still improving: its accuracy is then a lower bound)."""
     ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
-    for state, short in (("bank_paper", "bank"), ("gru", "gru")):
+    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("oracle_paper", "oracle")):
         for target in ("identity", "structure"):
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):
                 out[f"time_{target}_{short}"] = d.sort_values("seed").decodability.tolist()
+    cell = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == lag) & (df.ratio == ratio)]
+    if len(cell):  # 1 where the oracle's identity reader stopped on a plateau, 0 where it ran out of steps
+        out["time_oracle_converged"] = (cell.sort_values("seed").steps < s.oracle.max_steps).astype(float).tolist()
     for state, short in (("bank_paper", "bank"), ("gru", "gru")):
         mine = df[(df.state == state) & (df.target == "identity")]
         if len(mine):

@@ -49,6 +49,7 @@ METRIC_LABELS: dict[str, str] = {
     "time_structure_gru": "structural class from the GRU state (equal size)",
     "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
+    "time_oracle_converged": "oracle fit converged (share of seeds)",
 }
 DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
               "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",

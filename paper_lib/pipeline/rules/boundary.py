@@ -36,6 +36,21 @@ def learned_state_keeps(name: str, threshold: float) -> Gate:
     return gate
 
 
+def oracle_converged(name: str) -> Gate:
+    """Informative only if the oracle converged in every seed (``name``: 1 per seed where its fit
+    stopped on a plateau, 0 where it ran out of steps still improving): an oracle cut short gives
+    a lower bound, and "the traces lose identity" cannot rest on a lower bound (our design)."""
+    def gate(m: Metrics) -> str | None:
+        if name not in m:
+            return f"no {name}: whether the oracle of the fixed traces converged is not recorded"
+        v = _m(m, name)
+        n = int(m[name].get("n", 1))
+        return None if v >= 1.0 else (f"the oracle of the fixed traces was still improving at its last step in "
+                                      f"{round((1 - v) * n)} of {n} seeds: what it reads is a lower bound of "
+                                      "what the traces hold")
+    return gate
+
+
 def oracle_loses(name: str, lost: float = 0.10) -> Gate:
     """Informative only if the best reader fitted on the fixed traces alone (the oracle, ``name``)
     also loses identity (below ``lost``): a linear probe that misses what the traces still hold
