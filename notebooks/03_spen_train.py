@@ -52,6 +52,7 @@ import pandas as pd
 import seaborn as sns
 import torch
 from IPython.display import Markdown, display
+from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
 
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
@@ -177,6 +178,14 @@ display(Markdown(
 # ## Token scaling: held-out loss at several budgets inside one run
 
 # %%
+def tokens_axis(ax):
+    """Training tokens on a log axis labelled 100k, 200k, 500k, 1M (a base-10 log axis spanning one
+    decade labels its minor ticks 3x10^5 beside 4x10^5, which overlap)."""
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 scaling = st.scaling_frame(runs)
 out.save_data(scaling[["model", "tokens", "val_loss", "induction_score", "in_context_score", "seed"]], "token_scaling")
 fig, ax = plt.subplots(figsize=(7, 4))
@@ -188,6 +197,7 @@ mark_paper(ax, math.log(260), "paper SPEN: ln 260 = 5.56", color="tab:blue")
 mark_paper(ax, math.log(33), "paper GPT-2: ln 33 = 3.50", color="tab:orange")
 ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="held-out loss (nats / token)",
        title="Held-out loss against training tokens")
+tokens_axis(ax)
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, "paper marks: C4, 130M parameters, not this corpus")
 fig.tight_layout()
@@ -225,6 +235,7 @@ for k, marker in zip(st.MODELS, ("o", "s"), strict=True):
 mark_paper(ax, 1.0, "gate: 1 nat", color="0.3")
 ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="induction score (nats; first - second copy)",
        title="In-context copying of repeated random tokens")
+tokens_axis(ax)
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
 fig.tight_layout()
