@@ -286,3 +286,13 @@ display(Markdown(
     f"{time.perf_counter() - t_start:.0f} s.\n\n"
     + verdict_for("time_map", metrics, profile).markdown(CLAIMS_BY_KEY["time_map"]) + "\n\n"
     + verdict_for("depth_map", metrics, profile).markdown(CLAIMS_BY_KEY["depth_map"])))
+# How firm the time row's gate is: it reads the oracle's mean; the rule reads the bank's upper CI.
+if "time_identity_oracle" in metrics and len(metrics["time_identity_oracle"]) > 1:
+    o = mean_ci95(metrics["time_identity_oracle"])
+    hi = o["mean"] + o["ci95"]
+    display(Markdown(
+        f"**How firm the time row is.** The gate reads the oracle's mean identity {o['mean']:.3f} (< 0.10 passes); "
+        f"its upper 95% CI is {hi:.3f}, "
+        + ("also under 0.10." if hi < 0.10 else
+           "**not** under 0.10, so with the bank's own standard (its upper CI) the oracle would not pass, and a "
+           "longer fit read more (see above): treat the row's verdict as fragile at this budget.")))
