@@ -344,8 +344,7 @@ for st, key in ((bank, "bank"), (gru, "gru")):
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
 for key in ("transfer_B", "deep", "structure", "content"):  # the verdicts REPORT.md shows, by the same rule
-    line = verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])
-    display(Markdown(line.replace("<", "&lt;")))  # "<unk>" shows instead of vanishing as an HTML tag
+    display(Markdown(verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])))
 
 # %% tags=["remove-cell"]
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "

@@ -264,3 +264,10 @@ def test_plain_words_replace_metric_names_and_distance_formats():
     assert _distance(within, {"spcn_probe_acc_A": _s(0.96000001)}) == "0.000"          # never "-0.000"
     assert _distance(CLAIMS_BY_KEY["ablation"], {"loss_linear": _s(4.7)}) == "not comparable"
     assert _distance(CLAIMS_BY_KEY["recall"], {}) == "—"
+
+
+def test_a_notebook_verdict_line_shows_unk_instead_of_an_html_tag():
+    m = {"spcn_struct_context_acc_B": _s(0.36, 0.07), "gru_causal_struct_context_acc_B": _s(0.66, 0.08),
+         "causal_gru_nodrop_struct_context_acc_B": _s(0.67, 0.18)}
+    line = verdict_for("structure", m, "cpu").markdown(CLAIMS_BY_KEY["structure"])
+    assert "&lt;unk>" in line and "<unk>" not in line and "Verdict: **no**" in line

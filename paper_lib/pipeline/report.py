@@ -206,9 +206,12 @@ class Verdict:
     reason: str
 
     def markdown(self, claim: Claim) -> str:
-        """One line for a notebook: the claim, the verdict in bold, the reason."""
-        return (f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({plain(self.reason)}). "
+        """One line of Markdown for a notebook: the claim, the verdict in bold, the reason, the rule.
+        ``<`` is written ``&lt;`` so that ``<unk>`` shows in JupyterLab and in the executed
+        notebook's HTML instead of vanishing as an unknown HTML tag."""
+        line = (f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({plain(self.reason)}). "
                 f"Rule: {plain(claim.rule.__doc__)}.")
+        return line.replace("<", "&lt;")
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
