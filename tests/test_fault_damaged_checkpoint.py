@@ -14,18 +14,16 @@ import os
 import numpy as np
 import pytest
 import torch
+from _tiny_lm import SIZES
+from _tiny_lm import random_ids as _ids
 
 from paper_lib import checkpoint, lm_recipe
 from paper_lib.checkpoint import CheckpointError, checkpoint_meta, latest_checkpoint
 from paper_lib.models.factory import build_model
 from paper_lib.train import TrainConfig, train
 
-SIZES = dict(vocab_size=64, n_layer=1, d_model=32, n_head=2, d_bottleneck=16, d_ff=64, block_size=64)
 CFG = TrainConfig(steps=8, batch_size=2, seq_len=16, warmup_steps=2, log_every=1, ckpt_every=3, seed=1)
 
-
-def _ids(n: int = 3000, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 64, size=n).astype(np.uint16)
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ time. ``make bench-contention`` repeats the measurement (``figures/bench/content
 The OpenMP wait policy is read once, when the OpenMP runtime starts (at ``import torch``), so it
 must be in the environment of the process before that: the notebook runner puts it in the
 kernel's environment (:data:`WAIT_POLICY_ENV`); a script sets it in its shell
-(``OMP_WAIT_POLICY=PASSIVE python -m paper_lib.train ...``). Our design: the paper is silent.
+(``OMP_WAIT_POLICY=PASSIVE python -m paper_lib.lm_recipe ...``). Our design: the paper is silent.
 """
 from __future__ import annotations
 
