@@ -10,15 +10,19 @@ thread is the step's own time; wall time on a shared machine varied 5x between r
 - ``chunked``: lever 1, :func:`paper_lib.models.lm.linear_cross_entropy` (``model(x, y)``);
 - ``chunked+gemm``: with lever 2 as well, SPEN's linear predictor and its mix's input as one GEMM
   over the traces (:meth:`paper_lib.models.spen.SPENBlock._linear_mix_in`; the Transformer has no
-  such layer: its cell equals ``chunked``). The other paths set ``SPENBlock.fuse_linear_mix = False``.
+  such layer: its cell equals ``chunked``). The other paths set ``SPENBlock.fuse_linear_mix = False``;
+- ``chunked+gemm+ffn``: with lever 3 as well, the sparse FFN's GELU and its gradient for the kept units
+  only, selected on the pre-activation (:class:`paper_lib.models.spen._KeptGELU`; SPEN only). The other
+  paths set ``SparseFFN.fuse_gelu_mask = False`` (GELU over every unit, threshold, in-place mask).
 
 Cells are interleaved round by round and the median over ``--rounds`` is kept, so a change in the
-machine's load hits every cell alike. Peak memory of a step: each cell once more in a fresh
-process, the growth of its peak resident set (``VmHWM``) over two steps beyond what the built
+machine's load hits every cell alike; ``x_vs_previous`` is the median over rounds of each round's
+ratio to the path before it in the list (the same model and seq_len), the lever's own gain. Peak
+memory of a step: each cell once more in a fresh process, the growth of its peak resident set (``VmHWM``) over two steps beyond what the built
 model and data already hold (MiB; the allocator's reuse makes it a bound, the same for every cell).
 
 Writes ``figures/bench/levers.csv`` (``build/`` unless ``PAPER_LIB_PUBLISH=1``): ``model, seq_len, path,
-tokens_per_cpu_s, x_vs_unfused, step_peak_mib, load_avg``. Our design: the paper is silent.
+tokens_per_cpu_s, x_vs_unfused, x_vs_previous, step_peak_mib, load_avg``. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -42,10 +46,10 @@ from _cli import OneLineParser, bench_outputs, check_publishable, positive  # no
 from bench_throughput import lm_sizes  # noqa: E402
 
 from paper_lib.models.factory import build_model  # noqa: E402
-from paper_lib.models.spen import SPENBlock  # noqa: E402
+from paper_lib.models.spen import SparseFFN, SPENBlock  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
 
-PATHS = ("unfused", "chunked", "chunked+gemm")
+PATHS = ("unfused", "chunked", "chunked+gemm", "chunked+gemm+ffn")
 
 
 def step_fn(kind: str, seq_len: int, path: str, batch_tokens: int, d_model: int = 128):
@@ -59,7 +63,8 @@ def step_fn(kind: str, seq_len: int, path: str, batch_tokens: int, d_model: int 
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
 
     def step():
-        SPENBlock.fuse_linear_mix = path == "chunked+gemm"
+        SPENBlock.fuse_linear_mix = path in ("chunked+gemm", "chunked+gemm+ffn")
+        SparseFFN.fuse_gelu_mask = path == "chunked+gemm+ffn"
         _, loss = model(x[:, :-1], x[:, 1:], return_logits=path == "unfused")
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -95,11 +100,12 @@ def step_peak_mib(kind: str, seq_len: int, path: str, batch_tokens: int) -> floa
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def bench_levers(seq_lens: list[int], batch_tokens: int, rounds: int) -> pd.DataFrame:
+def bench_levers(seq_lens: list[int], batch_tokens: int, rounds: int,
+                 models: tuple[str, ...] = ("spen", "transformer")) -> pd.DataFrame:
     """Median tokens per CPU second of every (model, seq_len, path), interleaved over ``rounds`` rounds."""
     cells = {}
     for T in seq_lens:
-        for kind in ("spen", "transformer"):
+        for kind in models:
             for path in PATHS if kind == "spen" else PATHS[:2]:
                 step, tokens = step_fn(kind, T, path, batch_tokens)
                 step()                                                   # warm-up
@@ -112,8 +118,15 @@ def bench_levers(seq_lens: list[int], batch_tokens: int, rounds: int) -> pd.Data
         print(f"round {r + 1}/{rounds}: " + ", ".join(f"{k}@{T} {p} {v[2][-1]:.0f}" for (k, T, p), v in cells.items()),
               flush=True)
     rate = {key: statistics.median(v[2]) for key, v in cells.items()}
+
+    def x_vs_previous(k, T, p):                                          # paired by round: robust to load drift
+        if p == PATHS[0]:
+            return 1.0
+        prev = cells[(k, T, PATHS[PATHS.index(p) - 1])][2]
+        return round(statistics.median(a / b for a, b in zip(cells[(k, T, p)][2], prev, strict=True)), 3)
     return pd.DataFrame([{"model": k, "seq_len": T, "path": p, "tokens_per_cpu_s": round(r, 1),
-                          "x_vs_unfused": round(r / rate[(k, T, "unfused")], 3)} for (k, T, p), r in rate.items()])
+                          "x_vs_unfused": round(r / rate[(k, T, "unfused")], 3), "x_vs_previous": x_vs_previous(k, T, p)}
+                         for (k, T, p), r in rate.items()])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,11 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seq-lens", type=positive, nargs="+", default=[1024, 4096])
     ap.add_argument("--batch-tokens", type=positive, default=8192, help="tokens per timed step")
     ap.add_argument("--rounds", type=positive, default=7)
+    ap.add_argument("--models", nargs="+", choices=["spen", "transformer"], default=["spen", "transformer"])
     args = ap.parse_args(argv)
     check_publishable()
     threads = set_threads(1)
     load = round(os.getloadavg()[0], 2)
-    df = bench_levers(sorted(args.seq_lens), args.batch_tokens, args.rounds)
+    df = bench_levers(sorted(args.seq_lens), args.batch_tokens, args.rounds, tuple(args.models))
     df["step_peak_mib"] = [round(step_peak_mib(k, T, p, args.batch_tokens), 1)
                            for k, T, p in zip(df.model, df.seq_len, df.path, strict=True)]
     df["load_avg"] = load

@@ -22,7 +22,9 @@ selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same val
 - ``gather_rows``: only the ``k`` active rows of the output projection, ``F.embedding_bag`` with the
   kept values as weights (no dense hidden tensor into the projection);
 - ``masked_fill_partition``: the in-place mask with the threshold from ``numpy.partition``
-  (:func:`paper_lib.models.spen.kth_largest`; kept in ``SparseFFN``).
+  (:func:`paper_lib.models.spen.kth_largest`; ``SparseFFN``'s dense path, ``fuse_gelu_mask = False``);
+- ``kept_gelu``: the selection on the pre-activation and GELU with its gradient for the kept units only
+  (issue 26, lever 3: :class:`paper_lib.models.spen._KeptGELU`; ``SparseFFN``'s default on the CPU).
 
 Targets (issue 14): SPEN >= the Transformer at seq_len 1024, >= 2x at 4096, SPEN flat within 20%
 from 256 to 8192. The Transformer is timed up to ``--transformer-max`` tokens (attention's cost
@@ -161,8 +163,17 @@ def _ffn_options(ffn: SparseFFN):
         w = ffn.proj.weight.t()                                          # (F, D): row j = unit j's output
         return F.embedding_bag(idx, w, per_sample_weights=vals, mode="sum") + ffn.proj.bias
 
+    def with_fuse(fuse):
+        def run(x):
+            SparseFFN.fuse_gelu_mask = fuse
+            try:
+                return ffn(x)
+            finally:
+                SparseFFN.fuse_gelu_mask = True
+        return run
+
     return {"scatter": scatter, "mask_mul": mask_mul, "masked_fill_topk": masked_fill_topk,
-            "gather_rows": gather_rows, "masked_fill_partition": ffn}
+            "gather_rows": gather_rows, "masked_fill_partition": with_fuse(False), "kept_gelu": with_fuse(True)}
 
 
 def bench_sparse_ffn(d_model: int, tokens: int = 4096, rounds: int = 7) -> pd.DataFrame:

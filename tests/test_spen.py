@@ -141,3 +141,122 @@ def test_linear_predictor_and_mix_as_one_gemm_equal_the_two_modules(monkeypatch)
     assert float((out[True][0] - out[False][0]).abs().max()) < 1e-12
     assert max(float((a - b).abs().max()) for a, b in zip(out[True][1], out[False][1], strict=True)) < 1e-10
     assert float(out[True][0].abs().max()) > 0.1                       # not trivially zero
+
+
+def _ffn_paths(ffn, x, g, monkeypatch):
+    """Output and gradients (x, then the parameters) of the FFN with GELU on the kept units only
+    (``True``) and with the dense GELU + threshold + in-place mask (``False``)."""
+    from paper_lib.models.spen import SparseFFN
+
+    out = {}
+    for fused in (True, False):
+        monkeypatch.setattr(SparseFFN, "fuse_gelu_mask", fused)
+        y = ffn(x)
+        out[fused] = (y.detach(), torch.autograd.grad(y, [x, *ffn.parameters()], g))
+    return out
+
+
+def _max_diff(out):
+    (y1, g1), (y2, g2) = out[True], out[False]
+    return float((y1 - y2).abs().max()), max(float((a - b).abs().max()) for a, b in zip(g1, g2, strict=True))
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-6)])
+def test_sparse_ffn_gelu_on_kept_units_only_equals_the_dense_path(dtype, tol, monkeypatch):
+    from paper_lib.models.spen import SparseFFN
+
+    torch.manual_seed(0)
+    ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": 64, "d_ff": 256})).to(dtype)   # k = 15
+    x = torch.randn(3, 50, 64, dtype=dtype, requires_grad=True)
+    z = ffn.fc(x).detach()
+    assert (z.topk(ffn.k, dim=-1).values[..., -1] > 0).all()           # every row on the fast path
+    out = _ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=dtype), monkeypatch)
+    dy, dg = _max_diff(out)
+    assert dy < tol and dg < tol
+    assert float(out[True][0].abs().max()) > 0.1 and float(out[True][1][0].abs().max()) > 0.1
+
+
+def test_sparse_ffn_rows_with_a_negative_kth_preactivation_select_on_gelu_and_still_match(monkeypatch):
+    from paper_lib.models.spen import SparseFFN, kth_largest
+
+    torch.manual_seed(0)
+    ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": 64, "d_ff": 256})).double()
+    with torch.no_grad():
+        ffn.fc.bias.fill_(-1.0)                                        # most pre-activations negative
+    x = torch.randn(3, 50, 64, dtype=torch.float64, requires_grad=True)
+    z = ffn.fc(x).detach()
+    neg = kth_largest(z, ffn.k)[..., 0] <= 0                           # (3, 50): rows on the fallback
+    assert 0 < int(neg.sum()) < neg.numel()                            # both kinds of row occur
+    a = torch.nn.functional.gelu(z)
+    on_gelu, on_z = a >= kth_largest(a, ffn.k), z >= kth_largest(z, ffn.k)
+    assert (on_gelu != on_z)[neg].any()                                # selecting on z there would be wrong
+    assert not (on_gelu != on_z)[~neg].any()                           # and is right where z_k > 0
+    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch))
+    assert dy < 1e-12 and dg < 1e-12
+    with torch.no_grad():
+        ffn.fc.bias.fill_(-3.0)                                        # every row on the fallback
+    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch))
+    assert dy < 1e-12 and dg < 1e-12
+
+
+def test_kept_gelu_keeps_exact_ties_like_the_dense_path_but_not_gelu_rounding_ties():
+    from paper_lib.models.spen import _KeptGELU
+
+    def dense(z, k):
+        a = torch.nn.functional.gelu(z)
+        return a.masked_fill(a < a.topk(k, dim=-1).values[..., -1:], 0.0)
+
+    k = 4
+    z = torch.full((2, 16), -1.0)
+    z[0, :5] = torch.tensor([3.0, 2.5, 2.0, 1.5, 1.5])                 # an exact tie at the k-th value
+    assert torch.equal(_KeptGELU.apply(z, k)[0], dense(z, k)[0])
+    assert int((_KeptGELU.apply(z, k)[0] != 0).sum()) == 5             # both keep all tied units
+    # float32 GELU is monotone but its rounding is not: find x and the float just below it with one
+    # GELU value, laid out as in the row below (the same SIMD lanes)
+    cand = torch.full((4096, 16), -1.0)
+    cand[:, :3] = torch.tensor([3.0, 2.5, 2.2])
+    cand[:, 3] = torch.linspace(1.5, 2.0, 4096)
+    cand[:, 4] = torch.nextafter(cand[:, 3], torch.tensor(0.0))
+    a = torch.nn.functional.gelu(cand)
+    rows = torch.nonzero(a[:, 3] == a[:, 4])[:, 0]
+    assert len(rows) > 0                                               # such rounding ties exist
+    z[1] = cand[rows[0]]
+    got, want = _KeptGELU.apply(z, k), dense(z, k)
+    assert int((want[1] != 0).sum()) == 5 and int((got[1] != 0).sum()) == 4  # dense keeps both, we keep by z
+    assert torch.equal(got[1, :4], want[1, :4]) and float(got[1, 4]) == 0.0
+
+
+def test_kept_gelu_propagates_nan_and_inf_as_the_dense_path():
+    from paper_lib.models.spen import _KeptGELU
+
+    torch.manual_seed(0)
+    z = torch.randn(5, 64)
+    z[1, 3], z[2, 5], z[3, 0], z[4, 7] = float("nan"), float("inf"), -float("inf"), float("nan")
+    z[4, 9] = -float("inf")
+    a = torch.nn.functional.gelu(z)
+    want = a.masked_fill(a < a.topk(4, dim=-1).values[..., -1:], 0.0)  # the dense path, k = 4
+    got = _KeptGELU.apply(z, 4)
+    assert torch.equal(got.isnan(), want.isnan()) and int(got.isnan().sum()) >= 4
+    assert torch.equal(got.nan_to_num(), want.nan_to_num())
+
+
+def test_kept_gelu_saves_a_sixteenth_of_what_the_dense_path_saves(monkeypatch):
+    from paper_lib.models.spen import SparseFFN
+
+    torch.manual_seed(0)
+    ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": 64, "d_ff": 256}))
+    x = torch.randn(4, 100, 64, requires_grad=True)
+    saved = {}
+    for fused in (True, False):
+        monkeypatch.setattr(SparseFFN, "fuse_gelu_mask", fused)
+        sizes = []
+
+        def pack(t, sizes=sizes):
+            sizes.append(t.numel() * t.element_size())
+            return t
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            ffn(x)
+        saved[fused] = sum(sizes)
+    n, f, k = 400, 256, ffn.k
+    assert saved[False] - saved[True] >= n * f * 5 - n * k * 12        # z (fp32) and the bool mask gone
+    assert saved[False] - saved[True] <= n * f * 5
