@@ -192,9 +192,9 @@ class SparseFFN(nn.Module):
     ``z`` (none in 262,144 random float32 rows at the benchmark width). Elsewhere (CUDA, half
     precision, autocast) the dense path runs. Measured (one thread, CPU time, on a shared 2-core
     machine at load 9-12, so ratios only): the FFN's forward+backward at (8192, 512) 1.07-1.15x
-    faster; a SPEN training step at the benchmark sizes 1.047x (seq_len 1024) and 1.020x (4096),
-    medians of 20 paired rounds (``benchmarks/bench_levers.py``, ``chunked+gemm+ffn``), and its
-    peak memory 26-66 MiB lower (``z`` and the mask are not kept for the backward).
+    faster; a SPEN training step at the benchmark sizes 1.04-1.07x (seq_len 1024) and 1.02-1.03x (4096),
+    medians of paired rounds, three runs (``benchmarks/bench_levers.py``, ``chunked+gemm+ffn``), and its
+    peak memory 26-148 MiB lower in two runs (``z`` and the mask are not kept for the backward).
     """
 
     fuse_gelu_mask: bool = True
