@@ -236,11 +236,11 @@ ax.axvline(codes_seed["codes_floor"].mean(), color="k", ls=":", lw=1, label="no-
 ax.set_xlim(0, 1.02)
 ax.set_xlabel("role accuracy on Grammar B's content-word tokens (fraction)")
 ax.set_ylabel("")
-ax.set_title("Learning that reaches the word codes, on B's unseen content words (probe trained on A)")
+ax.set_title("Learned word codes on Grammar B's unseen content words (probe trained on A)")
 if codes_verdict.holds.startswith("not informative"):
     ax.text(0.98, 0.02, "not informative: the backprop ceiling does not beat the floor", transform=ax.transAxes,
             ha="right", va="bottom", color="tab:red")
-legend_outside(ax)
+ax.legend(loc="upper right")
 stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
 fig.tight_layout()
 out.save_figure(fig, "learned_codes_B", title="Learned word codes on Grammar B's unseen content words",

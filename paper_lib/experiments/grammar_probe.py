@@ -57,10 +57,10 @@ NAMES: dict[str, str] = {
     "spcn_backprop": "error-driven SPCN trained by backprop (ceiling), level 1 + 2",
     "spcn_backprop_level2": "error-driven SPCN trained by backprop (ceiling), level 2 only",
     "spcn_over_bigru": "SPCN probe / BiGRU",
-    "codes_floor": "fixed word codes (no-learning floor)",
-    "codes_hebbian": "word codes learned by the Hebbian context rule (unlabelled A + B)",
-    "codes_backprop": "word codes learned by backprop, next-word prediction (ceiling)",
-    "codes_category": "B words given the A codes of their category (oracle)",
+    "codes_floor": "fixed codes (floor)",
+    "codes_hebbian": "Hebbian-learned codes",
+    "codes_backprop": "backprop-learned codes (ceiling)",
+    "codes_category": "A's codes by category (oracle)",
 }
 """Plain-language names of the readouts (per-rule rows are named by :func:`readout_name`)."""
 
