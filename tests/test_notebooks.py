@@ -16,7 +16,8 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 REQUIRED_METRICS = {
     "01_grammar_probe": ["spcn_probe_acc_A", "spcn_labelfree_acc_A", "spcn_untrained_acc_A",
                          "bigru_acc_A", "spcn_over_bigru_A", "spcn_level1_floor_acc_A", "spcn_learned_feat_acc_A",
-                         "spcn_backprop_acc_A"],
+                         "spcn_backprop_acc_A", "spcn_learned_content_acc_B", "spcn_floor_content_acc_B",
+                         "backprop_content_acc_B"],
     "02_transfer": ["spcn_acc_B", "bigru_acc_B", "spcn_struct_acc_B", "bigru_struct_acc_B",
                     "spcn_lexical_acc_A", "bigru_lexical_acc_A", "spcn_deep_acc_A", "gru_causal_acc_B",
                     "gru_causal_struct_acc_B", "spcn_bidir_struct_acc_B", "bigru_nounk_struct_acc_B",

@@ -12,6 +12,15 @@ linear probe and a label-free clustering, and separates three sources of accurac
 - the **label-free ceiling**: the same wiring trained by backpropagation on the same
   next-activity objective.
 
+On A the fixed word code and its traces already do the job (the ceiling does not beat the
+floor), so :func:`code_learning_readouts` asks the question where they cannot (issue 23 item 1):
+Grammar B's unseen content words. The same SPCN and probe (trained on A's labels), with the
+word codes fixed (the floor), learned by the Hebbian context rule from unlabelled A and B
+sentences, learned by backprop on next-word prediction of the same sentences (the ceiling), or
+copied from A's words of the same category (an oracle of the readout),
+:mod:`paper_lib.models.learned_codes`; scored on B's content-word tokens as notebook 02 scores
+``spcn_content_acc_B``.
+
 It also probes the paper-style SPCN (``[h, P h]`` features) and its untrained copy and trains the supervised
 BiGRU. The notebook ``01_grammar_probe`` loops it over seeds. Our design: the paper is silent
 on the protocol beyond "train on A, test on held-out A".
@@ -25,9 +34,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, make_split
+from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, function_words, generate, make_split
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
+from ..models.learned_codes import CodeLearningConfig, backprop_codes, category_codes, hebbian_codes
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
 from ..pipeline.rules import paired_difference
@@ -47,6 +57,10 @@ NAMES: dict[str, str] = {
     "spcn_backprop": "error-driven SPCN trained by backprop (ceiling), level 1 + 2",
     "spcn_backprop_level2": "error-driven SPCN trained by backprop (ceiling), level 2 only",
     "spcn_over_bigru": "SPCN probe / BiGRU",
+    "codes_floor": "fixed codes (floor)",
+    "codes_hebbian": "Hebbian-learned codes",
+    "codes_backprop": "backprop-learned codes (ceiling)",
+    "codes_category": "A's codes by category (oracle)",
 }
 """Plain-language names of the readouts (per-rule rows are named by :func:`readout_name`)."""
 
@@ -72,6 +86,9 @@ class Settings:
     n_clusters: int = 128                # K of the label-free readout (majority mapping)
     bigru: BiGRUConfig = field(default_factory=lambda: BiGRUConfig(
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))  # paper_lib.models.gru
+    n_test_B: int = 500                  # Grammar B sentences scored (as notebook 02's; no label used to learn)
+    n_unlabelled_B: int = 500            # unlabelled B sentences the code learners read (none of them scored)
+    codes: CodeLearningConfig = field(default_factory=CodeLearningConfig)  # paper_lib.models.learned_codes
 
     def __post_init__(self):
         if self.grammar not in VARIANTS:
@@ -144,6 +161,43 @@ def _learning_readouts(settings: Settings, seed: int, train, test, progress: boo
     return preds, bp.history
 
 
+CODE_READOUTS: tuple[str, ...] = ("codes_floor", "codes_hebbian", "codes_backprop", "codes_category")
+"""The word codes :func:`code_learning_readouts` compares, in order."""
+
+
+def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> dict[str, Any]:
+    """Learning where the fixed code cannot do the job: Grammar B's unseen content words (issue 23 item 1).
+
+    The floor is ``spcn`` (fixed codes, PGHU, fitted on ``train``) and its probe on A's labels; each
+    other code set builds the same SPCN with those codes, fitted on ``train``, and a probe on
+    ``train``'s labels. Scored on ``settings.n_test_B`` B sentences (``generate("B", n, seed)``, the
+    sentences notebook 02 scores), on the tokens that are not function words. The code learners read
+    ``train`` and ``settings.n_unlabelled_B`` other B sentences (drawn excluding the scored ones), no label.
+
+    Returns:
+        ``{"acc": {readout: accuracy on B's content tokens in [0, 1]}, "acc_all": {readout: on every
+        B token}, "bp_history": next-word loss per epoch (nats/token), "n_content": content tokens scored}``.
+    """
+    gcfg = grammar_config(settings)
+    test_b = generate("B", settings.n_test_B, seed, gcfg)
+    pool_b = generate("B", settings.n_unlabelled_B, seed, gcfg, exclude=map(tuple, test_b.sentences))
+    pool = train.sentences + pool_b.sentences
+    cfg, d = replace(settings.spcn, seed=seed), settings.spcn.d_code
+    y_tr, y_b = train.flat_roles(), test_b.flat_roles()
+    content = ~np.isin(np.asarray(test_b.flat_words(), dtype=object), list(function_words()))
+    bp, bp_history = backprop_codes(pool, seed, d, settings.codes)
+    codes = {"codes_floor": None, "codes_hebbian": hebbian_codes(pool, seed, d, settings.codes), "codes_backprop": bp,
+             "codes_category": category_codes(seed, d)}
+    acc, acc_all = {}, {}
+    for key, c in codes.items():
+        model = spcn if c is None else SPCN(cfg, codes=c).fit(train.sentences)
+        probe = fit_linear_probe(model.token_features(train.sentences), y_tr, C=settings.probe_C,
+                                 max_iter=settings.probe_max_iter, seed=seed)
+        ok = probe.predict(model.token_features(test_b.sentences)) == y_b
+        acc[key], acc_all[key] = float(ok[content].mean()), float(ok.mean())
+    return {"acc": acc, "acc_all": acc_all, "bp_history": bp_history, "n_content": int(content.sum())}
+
+
 def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str, Any]:
     """One seed of Experiment 1a.
 
@@ -157,7 +211,8 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         "tokens": one row per test token (word, role, kind, depth, dep_distance, dep_bin) with
         ``ok_<readout>`` columns, "spcn_history": [per-update prediction MSE rows],
         "backprop_history": loss per epoch, "test_mse": {"trained", "untrained"},
-        "n_train_tokens", "n_test_tokens", "spcn": the fitted SPCN, "test": the test corpus}``.
+        "n_train_tokens", "n_test_tokens", "spcn": the fitted SPCN, "test": the test corpus,
+        "codes_B": :func:`code_learning_readouts`' result}``.
     """
     torch.manual_seed(seed)
     np.random.seed(seed)
@@ -166,6 +221,7 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     preds, spcn, untrained = _spcn_readouts(settings, seed, train, test, progress)
     more, bp_history = _learning_readouts(settings, seed, train, test, progress)
     preds.update(more)
+    codes_b = code_learning_readouts(settings, seed, train, spcn)
     model, vocab, _ = train_bigru(train.sentences, train.roles, replace(settings.bigru, seed=seed), progress=progress)
     preds["bigru"] = predict_bigru(model, vocab, test.sentences)
     tokens = test.to_frame().assign(seed=seed)
@@ -177,6 +233,7 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         "tokens": tokens, "spcn_history": spcn.history, "backprop_history": bp_history,
         "test_mse": {"trained": spcn.prediction_mse(test.sentences), "untrained": untrained.prediction_mse(test.sentences)},
         "n_train_tokens": train.n_tokens, "n_test_tokens": test.n_tokens, "spcn": spcn, "test": test,
+        "codes_B": codes_b,
     }
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import torch
@@ -99,13 +99,16 @@ class SPCN:
 
     Usage: ``model = SPCN(cfg).fit(train_sentences)``; ``feats, mask = model.features(sents)``.
     ``model.untrained()`` is the same network with its predictive weights back at their
-    initial values (zeros: the "what PGHU contributes" ablation).
+    initial values (zeros: the "what PGHU contributes" ablation). ``codes`` (``{word: (d_code,)}``)
+    replaces the fixed codes of those words (learned codes, :mod:`paper_lib.models.learned_codes`);
+    every other word keeps its hash-seeded code.
 
     Raises:
-        ValueError: bad configuration (see :class:`SPCNConfig`), or empty sentences.
+        ValueError: bad configuration (see :class:`SPCNConfig`), a code that is not a finite
+        ``(d_code,)`` vector, or empty sentences.
     """
 
-    def __init__(self, config: SPCNConfig | None = None):
+    def __init__(self, config: SPCNConfig | None = None, codes: Mapping[str, np.ndarray] | None = None):
         self.cfg = cfg = config or SPCNConfig()
         N, S = cfg.n_units, len(cfg.alphas)
         gen = torch.Generator().manual_seed(_hash_seed("projections", cfg.seed) % (2**63))
@@ -116,6 +119,12 @@ class SPCN:
         self.P = [torch.zeros(N, S * N) for _ in range(cfg.n_levels)]
         self.history: list[dict] = []          # per update: level, epoch, mean squared error
         self._codes: dict[str, np.ndarray] = {}
+        if codes is not None:                  # learned codes (paper_lib.models.learned_codes); others hashed
+            for w, c in codes.items():
+                c = np.asarray(c, np.float32)
+                if c.shape != (cfg.d_code,) or not np.all(np.isfinite(c)):
+                    raise ValueError(f"code of {w!r} must be a finite ({cfg.d_code},) vector, got shape {c.shape}")
+                self._codes[w] = c
 
     # ------------------------------------------------------------------ inputs
     def encode(self, sentences: Sequence[Sequence[str]]) -> tuple[Tensor, Tensor]:

@@ -50,7 +50,8 @@ PROFILES: dict[str, dict[str, dict]] = {
     "smoke": {  # seconds per notebook: checks the plumbing, proves nothing
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
                           "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
-                          "backprop": {"epochs": 1}, "rules": ["pghu", "none"]},
+                          "backprop": {"epochs": 1}, "rules": ["pghu", "none"], "n_test_B": 60,
+                          "n_unlabelled_B": 60, "codes": {"bp_epochs": 1}},
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
                      "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "lag": {"gru": {"epochs": 1}}, "workers": 1},
@@ -79,7 +80,8 @@ PROFILES: dict[str, dict[str, dict]] = {
     },
     "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
         "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
-                          "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5}, "bigru": {"epochs": 10}},
+                          "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5}, "bigru": {"epochs": 10},
+                          "n_test_B": 2000, "n_unlabelled_B": 2000},
         "transfer": {"n_train": 10000, "n_test": 2000, "n_test_B": 2000, "seeds": list(range(10)),
                      "probe_max_iter": 200, "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5},
                      "bigru": {"epochs": 10}, "timescale_seeds": list(range(10)), "lag": {"gru": {"epochs": 8}}},
