@@ -264,3 +264,21 @@ def test_plain_words_replace_metric_names_and_distance_formats():
     assert _distance(within, {"spcn_probe_acc_A": _s(0.96000001)}) == "0.000"          # never "-0.000"
     assert _distance(CLAIMS_BY_KEY["ablation"], {"loss_linear": _s(4.7)}) == "not comparable"
     assert _distance(CLAIMS_BY_KEY["recall"], {}) == "—"
+
+
+@pytest.mark.parametrize("spcn, bigru, verdict", [
+    (0.83, 0.99, "yes"),                                   # within 0.05 of the paper's 0.84
+    (0.74, 0.99, "partly"),                                # within 0.12
+    (0.55, 0.99, "no"),                                    # fixed traces fooled by the attractors
+    (0.98, 0.99, "no"),                                    # far above: depth is easy again
+    (0.83, 0.70, "not informative at this budget"),        # the reader that sees the main verb fails: no power
+])
+def test_deep_row_is_agreement_across_attractors(spcn, bigru, verdict):
+    """Issue 23 item 2: the deep row reads SPCN's subject-number accuracy pooled over the items with
+    k >= 1 attractors, the BiGRU (which reads the main verb itself) as its positive control."""
+    claim = CLAIMS_BY_KEY["deep"]
+    assert claim.metrics == ("spcn_attractor_acc_ge1",)
+    m = {"spcn_attractor_acc_ge1": _s(spcn), "bigru_attractor_acc_ge1": _s(bigru),
+         "gru_causal_attractor_acc_ge1": _s(0.9)}
+    assert decide(claim, m, "cpu").holds == verdict
+    assert "spcn_deep_acc_A" in claim.prefixes and "spcn_attractor_acc_" in claim.prefixes
