@@ -19,6 +19,9 @@ baseline); the SPCN probe trained with content-word-only dropout (function words
 harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
 (and B) sentences, to score deep-embedded tokens where depth is not marked by a pronoun.
 
+The agreement stage (issue 23 item 2; :mod:`paper_lib.experiments.agreement_stage`) scores the
+subject's number after a centre-embedded stack by the number of attractors.
+
 Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's word dropout
 (each dropped training token becomes a fresh never-seen string, so it gets a fresh random
 code, as a Grammar B word does): a parity control for the two models' unknown-word
@@ -53,6 +56,7 @@ from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, tr
 from ..models.spcn import SPCN, SPCNConfig
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
+from .agreement_stage import AgreementSettings, agreement_stage
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
                              "gru_causal", "causal_gru_nodrop", "bigru")
@@ -97,6 +101,7 @@ class Settings:
     hard: bool = True                    # also train and test on the harder grammar (GrammarConfig.hard())
     timescale_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose SPCN is rebuilt with every subset of the alphas
     lag: LagSettings = field(default_factory=LagSettings)
+    agreement: AgreementSettings = field(default_factory=AgreementSettings)  # number agreement across attractors (issue 23)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -270,7 +275,8 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         boolean column ok_<readout> per readout (the main ones of :data:`READOUTS`,
         ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
-        ``settings.timescale_seeds``), "lag": the lag curves (or None),
+        ``settings.timescale_seeds``), "lag": the lag curves (or None), "agreement": one row per agreement
+        test item with ``ok_<reader>`` (:func:`paper_lib.experiments.agreement_stage.agreement_stage`, or None),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
     """
     torch.manual_seed(seed)
@@ -341,6 +347,9 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
                      else (None, []))
     lap("lag study")
+    agreement = (agreement_stage(settings.agreement, base, settings.bigru, seed, settings.probe_C,
+                                 settings.probe_max_iter, progress) if settings.agreement.enabled else None)
+    lap("agreement")
     return {"tokens": pd.concat([*tokens.values(), hard], ignore_index=True), "timescales": pd.DataFrame(ts_rows),
-            "lag": lag, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
+            "lag": lag, "agreement": agreement, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
             "timings": timings}
