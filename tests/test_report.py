@@ -282,3 +282,21 @@ def test_deep_row_is_agreement_across_attractors(spcn, bigru, verdict):
          "gru_causal_attractor_acc_ge1": _s(0.9)}
     assert decide(claim, m, "cpu").holds == verdict
     assert "spcn_deep_acc_A" in claim.prefixes and "spcn_attractor_acc_" in claim.prefixes
+
+
+@pytest.mark.parametrize("oracle, verdict", [
+    (0.30, "yes"),                                          # the best reader of the bank also loses it at lag 4
+    (0.88, "the number; not attributable to the fixed traces"),   # the oracle reads what the GRU keeps
+    (None, "the number; not attributable to the fixed traces"),   # no oracle measured
+])
+def test_lag_equal_state_needs_the_bank_oracle_to_lose_identity(oracle, verdict):
+    """Issue 23 item C: the lag row holds only if the lag oracle fitted on the trace bank stays below the GRU."""
+    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    m = {"lag1_identity_acc_gru": _s(0.95), "lag1_identity_acc_bank": _s(0.60), "lag4_identity_acc_gru": _s(0.90),
+         "lag4_identity_acc_bank": _s(0.20)}
+    if oracle is not None:
+        m["lag4_identity_acc_bank_oracle"] = _s(oracle)
+    v = decide(claim, m, "cpu")
+    assert v.holds == verdict
+    if oracle == 0.88:
+        assert "0.88" in v.reason and "0.90" in v.reason

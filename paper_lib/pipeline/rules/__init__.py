@@ -13,6 +13,7 @@ from .boundary import (  # noqa: F401
     depth_learnable,
     learned_state_keeps,
     oracle_converged,
+    oracle_below_learned,
     oracle_loses,
     structure_outlives_identity,
 )
