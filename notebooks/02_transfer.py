@@ -358,6 +358,15 @@ display(Markdown(
        if norm[(bank, "role", k4)] > norm[(bank, "identity", k4)] + 0.05 else
        "A past token's role fades no slower than its identity in the EMA bank; the learned GRU state keeps both "
        "for longer at the same width.")))
+oracle_runs = [r["lag_oracle"] for r in results.values() if r["lag_oracle"]]
+ko = settings.lag.oracle_lag
+if oracle_runs:  # the best reader we fit on the same bank (paper_lib.oracle's lag oracle, an MLP): issue 23
+    display(Markdown(
+        f"**The bank's oracle.** An MLP reader fitted on the same trace bank (`paper_lib.oracle`, early-stopped on "
+        f"held-out training documents) reads the word at lag {ko} with {fmt([o['accuracy'] for o in oracle_runs])} "
+        f"(the linear probe {L[bank]['identity'].loc[ko]:.3f}, the GRU {L[gru]['identity'].loc[ko]:.3f}); it stopped "
+        f"on a plateau in {sum(o['steps'] < settings.lag.oracle.max_steps for o in oracle_runs)} of "
+        f"{len(oracle_runs)} seeds. The lag row holds only if this oracle stays below the GRU."))
 
 # %% [markdown]
 # ## Timescales and learning rules
@@ -418,9 +427,12 @@ for st, key in ((bank, "bank"), (gru, "gru")):
     for t in ("identity", "role"):
         for k in (1, k4):
             metrics[f"lag{k}_{t}_acc_{key}"] = lag[(lag.state == st) & (lag.target == t) & (lag.lag == k)].sort_values("seed").accuracy.tolist()
+if oracle_runs:
+    metrics[f"lag{ko}_identity_acc_bank_oracle"] = [o["accuracy"] for o in oracle_runs]
+    metrics[f"lag{ko}_oracle_converged"] = [float(o["steps"] < settings.lag.oracle.max_steps) for o in oracle_runs]
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
-for key in ("transfer_B", "deep", "structure", "content"):  # the verdicts REPORT.md shows, by the same rule
+for key in ("transfer_B", "deep", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
     line = verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])
     display(Markdown(line.replace("<", "&lt;")))  # "<unk>" shows instead of vanishing as an HTML tag
 

@@ -51,6 +51,7 @@ METRIC_LABELS: dict[str, str] = {
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
     "time_oracle_converged": "oracle fit converged (share of seeds)",
     "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
+    "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
 }
 DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
               "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",

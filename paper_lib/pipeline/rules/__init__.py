@@ -12,8 +12,8 @@ from .boundary import (  # noqa: F401
     depth_dilution,
     depth_learnable,
     learned_state_keeps,
-    oracle_converged,
     oracle_below_learned,
+    oracle_converged,
     oracle_loses,
     structure_outlives_identity,
 )
