@@ -254,6 +254,9 @@ def plot_by_number(acc: pd.DataFrame, x: str, labels: Mapping[str, str], profile
     fig, ax = plt.subplots(figsize=(9, 4.6))
     sns.pointplot(data=d, x=x, y="accuracy", hue="model", hue_order=[v for k, v in labels.items() if k in set(d.readout)],
                   order=xs, errorbar=("ci", 95), n_boot=200, seed=0, ax=ax, dodge=0.25)
+    if "n" in d:                                            # items per seed under each group: few items, wide CIs
+        per = d.groupby(x).n.mean()
+        ax.set_xticks(range(len(xs)), [f"{v}\n({per[v]:.0f} items/seed)" for v in xs])
     if isinstance(chance, Mapping):
         ax.plot(range(len(xs)), [chance[v] for v in xs], ":", color="gray", drawstyle="steps-mid", label=chance_label)
     else:
