@@ -56,7 +56,7 @@ import paper_lib.experiments.transfer_tables as tt
 from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.agreement_stage import READERS as AGR_READ
-from paper_lib.experiments.agreement_stage import attractor_accuracy
+from paper_lib.experiments.agreement_stage import agreement_stage, attractor_accuracy
 from paper_lib.experiments.transfer import run_seed, settings_for
 from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.provenance import Outputs
@@ -298,7 +298,9 @@ display(Markdown(
 # before this run).
 
 # %%
-agr = pd.concat([r["agreement"] for r in results.values() if r["agreement"] is not None], ignore_index=True)
+agr_jobs = [(settings.agreement, settings.spcn, settings.bigru, seed, settings.probe_C, settings.probe_max_iter)
+            for seed in settings.seeds]
+agr = pd.concat(parallel_map(agreement_stage, agr_jobs, workers=settings.workers, desc="agreement"), ignore_index=True)
 agr_acc = attractor_accuracy(agr)
 out.save_data(agr_acc, "accuracy_by_attractors")
 AGR_NAMES = {"spcn": "SPCN (causal, linear probe)", "gru_causal": "GRU tagger, causal",

@@ -8,8 +8,8 @@ import pytest
 from paper_lib.data.agreement import IGNORE, AgreementSet, agreement_set
 from paper_lib.data.grammar import LEXICONS
 from paper_lib.data.grammar_hard import plural_noun
-from paper_lib.experiments.agreement_stage import AgreementSettings, agreement_stage, attractor_accuracy
-from paper_lib.experiments.transfer import settings_for
+from paper_lib.experiments.agreement_stage import agreement_stage, attractor_accuracy
+from paper_lib.experiments.transfer import AgreementSettings, settings_for
 
 NOUNS_A = set(LEXICONS["A"]["animate"])
 PLURALS_A = {plural_noun(w) for w in NOUNS_A}

@@ -10,7 +10,7 @@ answer: it is the positive control that the label is decidable and the plumbing 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -18,26 +18,18 @@ import pandas as pd
 from ..data.agreement import agreement_set
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
-from ..pipeline.settings import setting
 from ..probes import fit_linear_probe
 
 READERS: tuple[str, ...] = ("spcn", "gru_causal", "bigru")
 
 
-@dataclass
-class AgreementSettings:
-    """The agreement stage of notebook 02 (our design: the paper is silent)."""
-
-    enabled: bool = True                 # run it
-    n_train: int = 1000                  # training sentences (one labelled prediction point each)
-    n_test: int = 400                    # test sentences (depth 3: about 1/8, 3/8, 3/8, 1/8 of them at k = 0..3)
-    depth: int = setting(3, low=1)       # relatives in every stack; k attractors run 0..depth
-    epochs: int = 10                     # GRU tagger epochs (one label per sentence: more passes than the role taggers)
-
-
-def agreement_stage(settings: AgreementSettings, spcn_cfg: SPCNConfig, gru_cfg: BiGRUConfig, seed: int,
+def agreement_stage(settings, spcn_cfg: SPCNConfig, gru_cfg: BiGRUConfig, seed: int,
                     probe_C: float = 1.0, probe_max_iter: int = 50, progress: bool = False) -> pd.DataFrame:
     """One seed: every reader's answer on every test item of Grammar A's agreement sentences.
+
+    ``settings``: :class:`paper_lib.experiments.transfer.AgreementSettings` (n_train, n_test, depth,
+    epochs); ``spcn_cfg``, ``gru_cfg``: notebook 02's SPCN and tagger configurations (the taggers get 2
+    classes and ``settings.epochs``).
 
     Returns:
         One row per (test sentence): seed, attractors (k), depth (d), label, and a boolean

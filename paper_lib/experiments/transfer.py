@@ -19,8 +19,9 @@ baseline); the SPCN probe trained with content-word-only dropout (function words
 harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
 (and B) sentences, to score deep-embedded tokens where depth is not marked by a pronoun.
 
-The agreement stage (issue 23 item 2; :mod:`paper_lib.experiments.agreement_stage`) scores the
-subject's number after a centre-embedded stack by the number of attractors.
+The agreement stage (issue 23 item 2; its settings :class:`AgreementSettings` here, its run
+:mod:`paper_lib.experiments.agreement_stage`, called by the notebook) scores the subject's number
+after a centre-embedded stack by the number of attractors.
 
 Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's word dropout
 (each dropped training token becomes a fresh never-seen string, so it gets a fresh random
@@ -57,7 +58,6 @@ from ..models.spcn import SPCN, SPCNConfig
 from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
-from .agreement_stage import AgreementSettings, agreement_stage
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
                              "gru_causal", "causal_gru_nodrop", "bigru")
@@ -77,6 +77,16 @@ class LagSettings:
     oracle_lag: int = setting(4, low=-1)  # lag (tokens) at which the bank's oracle reads identity (-1: off)
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
         hidden=256, layers=1, lr=1e-3, max_steps=3000, min_steps=300, eval_every=25, patience=8))  # the bank's lag oracle (issue 23; the best of 3 tried on seed 0's test documents: a bias toward 'not attributable')
+
+
+@dataclass
+class AgreementSettings:
+    """The agreement stage of notebook 02 (:mod:`paper_lib.experiments.agreement_stage`; our design)."""
+
+    n_train: int = 1000                  # training sentences (one labelled prediction point each)
+    n_test: int = 400                    # test sentences (depth 3: about 1/8, 3/8, 3/8, 1/8 of them at k = 0..3)
+    depth: int = setting(3, low=1)       # relatives in every stack; k attractors run 0..depth
+    epochs: int = 10                     # GRU tagger epochs (one label per sentence: more passes than the role taggers)
 
 
 @dataclass
@@ -316,8 +326,7 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
         ``settings.timescale_seeds``), "lag": the lag curves (or None), "lag_oracle": the bank's lag oracle
-        (:func:`bank_oracle`; ``{}`` when off), "agreement": one row per agreement
-        test item with ``ok_<reader>`` (:func:`paper_lib.experiments.agreement_stage.agreement_stage`, or None),
+        (:func:`bank_oracle`; ``{}`` when off),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
     """
     torch.manual_seed(seed)
@@ -388,9 +397,6 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     lag, gru_hist, lag_oracle = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
                                  else (None, [], {}))
     lap("lag study")
-    agreement = (agreement_stage(settings.agreement, base, settings.bigru, seed, settings.probe_C,
-                                 settings.probe_max_iter, progress) if settings.agreement.enabled else None)
-    lap("agreement")
     return {"tokens": pd.concat([*tokens.values(), hard], ignore_index=True), "timescales": pd.DataFrame(ts_rows),
-            "lag": lag, "lag_oracle": lag_oracle, "agreement": agreement, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
+            "lag": lag, "lag_oracle": lag_oracle, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
             "timings": timings}
