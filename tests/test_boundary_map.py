@@ -199,7 +199,8 @@ def test_oracle_map_at_the_rule_cell_repeats_and_gives_the_gate_its_metric():
 def test_lag_row_reads_notebook_02():
     claim = CLAIMS_BY_KEY["lag_equal_state"]
     m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
-           lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01))
+           lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01),
+           lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # issue 23: the bank's oracle
     assert decide(claim, m, "cpu").holds == "yes"
     m["lag4_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.05, "n": 3}                 # ahead, CIs overlap
     assert decide(claim, m, "cpu").holds == "partly"

@@ -279,3 +279,39 @@ def test_a_notebook_verdict_line_shows_unk_instead_of_an_html_tag():
          "causal_gru_nodrop_struct_context_acc_B": _s(0.67, 0.18)}
     line = verdict_for("structure", m, "cpu").markdown(CLAIMS_BY_KEY["structure"])
     assert "&lt;unk>" in line and "<unk>" not in line and "Verdict: **no**" in line
+
+
+@pytest.mark.parametrize("spcn, bigru, verdict", [
+    (0.83, 0.99, "yes"),                                   # within 0.05 of the paper's 0.84
+    (0.74, 0.99, "partly"),                                # within 0.12
+    (0.55, 0.99, "no"),                                    # fixed traces fooled by the attractors
+    (0.98, 0.99, "no"),                                    # far above: depth is easy again
+    (0.83, 0.70, "not informative at this budget"),        # the reader that sees the main verb fails: no power
+])
+def test_deep_row_is_agreement_across_attractors(spcn, bigru, verdict):
+    """Issue 23 item 2: the deep row reads SPCN's subject-number accuracy pooled over the items with
+    k >= 1 attractors, the BiGRU (which reads the main verb itself) as its positive control."""
+    claim = CLAIMS_BY_KEY["deep"]
+    assert claim.metrics == ("spcn_attractor_acc_ge1",)
+    m = {"spcn_attractor_acc_ge1": _s(spcn), "bigru_attractor_acc_ge1": _s(bigru),
+         "gru_causal_attractor_acc_ge1": _s(0.9)}
+    assert decide(claim, m, "cpu").holds == verdict
+    assert "spcn_deep_acc_A" in claim.prefixes and "spcn_attractor_acc_" in claim.prefixes
+
+
+@pytest.mark.parametrize("oracle, verdict", [
+    (0.30, "yes"),                                          # the best reader of the bank also loses it at lag 4
+    (0.88, "the number; not attributable to the fixed traces"),   # the oracle reads what the GRU keeps
+    (None, "the number; not attributable to the fixed traces"),   # no oracle measured
+])
+def test_lag_equal_state_needs_the_bank_oracle_to_lose_identity(oracle, verdict):
+    """Issue 23 item C: the lag row holds only if the lag oracle fitted on the trace bank stays below the GRU."""
+    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    m = {"lag1_identity_acc_gru": _s(0.95), "lag1_identity_acc_bank": _s(0.60), "lag4_identity_acc_gru": _s(0.90),
+         "lag4_identity_acc_bank": _s(0.20)}
+    if oracle is not None:
+        m["lag4_identity_acc_bank_oracle"] = _s(oracle)
+    v = decide(claim, m, "cpu")
+    assert v.holds == verdict
+    if oracle == 0.88:
+        assert "0.88" in v.reason and "0.90" in v.reason

@@ -116,7 +116,8 @@ class GrammarConfig:
     verb_class_p: tuple[float, float, float, float] = (0.4, 0.2, 0.2, 0.2)
     # "paper" (the default: the grammar as the paper describes it; it lands the paper's within-A and
     # A -> B accuracies inside the report's bands, not its deep-embedded one, where ours is far higher:
-    # figures/REPORT.md rows 1, 3, 4) | "hard" (object relatives without a pronoun, agreement)
+    # depth is marked by 'that', so the deep row now reads agreement across attractors,
+    # paper_lib.data.agreement) | "hard" (object relatives without a pronoun, agreement)
     variant: str = "paper"
     reduced_rc_p: float = 0.8    # hard: P(object relative has no relative pronoun)
     plural_p: float = 0.5        # hard: P(noun phrase is plural; its verb agrees)

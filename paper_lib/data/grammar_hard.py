@@ -45,6 +45,8 @@ verb, SPCN got the depth-0 main verbs .936 right, the depth-1 ones .982 and the 
 1.000 (seed 0): where the count of open clauses is uncertain the probe answers ``VERB_REL``,
 the label of every deep verb, so the errors land on the depth-0 main verb. A deep token is
 only hard if its label is the minority one where readers are unsure; ``VERB_REL`` never is.
+:mod:`paper_lib.data.agreement` builds that case (the subject's number after a stack, against
+attractors), and notebook 02's deep row reads it.
 
 :class:`HardRules` is a mixin over the default generator (``paper_lib.data.grammar``); it reads
 ``self.cfg``, ``self.lex``, ``self.fw`` and calls the generator's ``emit``/``pick``/``coin``/``vp``.

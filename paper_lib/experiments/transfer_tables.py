@@ -237,3 +237,37 @@ def rule_table(per_seed: pd.DataFrame, rules: Sequence[str]) -> pd.DataFrame:
                          "diff": v["diff"] if v else 0.0})
     return pd.DataFrame(rows)
 
+
+
+def plot_by_number(acc: pd.DataFrame, x: str, labels: Mapping[str, str], profile: str, n_seeds: int, *, xlabel: str,
+                   ylabel: str, title: str, chance: float | Mapping[Any, float], chance_label: str,
+                   paper: tuple[float, str] | None = None):
+    """Accuracy (mean and 95% CI over seeds) against a count ``x`` (attractors, lag), one line per reader.
+
+    ``acc``: one row per (seed, ``x``, readout) with ``accuracy`` (:func:`group_accuracy`, or rows with
+    ``reader`` instead of ``readout``). ``chance``: one level, or one per ``x`` (drawn as steps).
+    ``paper``: ``(value, label)`` drawn as a dashed line.
+    """
+    d = acc.rename(columns={"reader": "readout"})
+    d = d[d.readout.isin(labels)].assign(model=lambda f: f.readout.map(labels))
+    xs = sorted(d[x].unique())
+    fig, ax = plt.subplots(figsize=(9, 4.6))
+    sns.pointplot(data=d, x=x, y="accuracy", hue="model", hue_order=[v for k, v in labels.items() if k in set(d.readout)],
+                  order=xs, errorbar=("ci", 95), n_boot=200, seed=0, ax=ax, dodge=0.25)
+    if "n" in d:                                            # items per seed under each group: few items, wide CIs
+        per = d.groupby(x).n.mean()
+        ax.set_xticks(range(len(xs)), [f"{v}\n({per[v]:.0f} items/seed)" for v in xs])
+    if isinstance(chance, Mapping):
+        ax.plot(range(len(xs)), [chance[v] for v in xs], ":", color="gray", drawstyle="steps-mid", label=chance_label)
+    else:
+        ax.axhline(chance, color="gray", ls=":", lw=1.2, label=chance_label)
+    if paper is not None:
+        mark_paper(ax, paper[0], paper[1], legend=True)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    legend_outside(ax)
+    stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
+    fig.tight_layout()
+    return fig

@@ -54,10 +54,13 @@ METRIC_LABELS: dict[str, str] = {
     "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
     "time_oracle_converged": "oracle fit converged (share of seeds)",
+    "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
+    "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
 }
 DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
               "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",
               "lnscale": "fixed 1/sqrt(l) rescaling"}
+_READERS = {"spcn": "SPCN", "gru_causal": "causal GRU", "bigru": "BiGRU"}
 _KEY = re.compile(r"\b[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
 
@@ -80,6 +83,13 @@ def label(name: str) -> str:
     if m and m.group(2) in DEPTH_ARMS:
         what = {"both": "first token and state", "copy": "first token", "state": "state"}[m.group(1)]
         return f"{DEPTH_ARMS[m.group(2)]}, {what} at L={m.group(3)}"
+    m = re.fullmatch(r"(spcn|gru_causal|bigru)_attractor_acc_(ge1|\d+)", name)
+    if m:
+        k = ">= 1 attractor" if m.group(2) == "ge1" else f"{m.group(2)} attractor{'s' * (m.group(2) != '1')}"
+        return f"{_READERS[m.group(1)]} subject number after the stack, {k}"
+    m = re.fullmatch(r"(spcn|gru_causal|bigru)_content_acc_lag_(\d+)", name)
+    if m:
+        return f"{_READERS[m.group(1)]} content roles fixed {m.group(2)} tokens back on A"
     m = re.fullmatch(r"lag(\d+)_(identity|role)_acc_(bank|gru)", name)
     if m:
         who = "EMA trace bank" if m.group(3) == "bank" else "GRU state"

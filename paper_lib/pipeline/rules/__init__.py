@@ -12,6 +12,7 @@ from .boundary import (  # noqa: F401
     depth_dilution,
     depth_learnable,
     learned_state_keeps,
+    oracle_below_learned,
     oracle_converged,
     oracle_loses,
     structure_outlives_identity,

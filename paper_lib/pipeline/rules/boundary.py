@@ -64,6 +64,22 @@ def oracle_loses(name: str, lost: float = 0.10) -> Gate:
     return gate
 
 
+def oracle_below_learned(oracle: str, learned: str) -> Gate:
+    """Attributable to the fixed traces only if the best reader fitted on them (the oracle, ``oracle``)
+    stays below the learned state (``learned``) with 95% CIs apart: where the oracle reads what the
+    learned state keeps, the linear probe missed what the traces hold (issue 23; our design)."""
+    def gate(m: Metrics) -> str | None:
+        if oracle not in m:
+            return (f"no {oracle}: only a linear probe read the traces, and what it misses the traces may "
+                    "still hold")
+        o, g = _m(m, oracle), _m(m, learned)
+        if o + _ci(m, oracle) < g - _ci(m, learned):
+            return None
+        return (f"the oracle of the fixed traces reads {o:.2f} where the learned state keeps {g:.2f} "
+                f"({oracle}, {learned}; CIs not apart): the probe, not the traces, loses it")
+    return gate
+
+
 def _depths(m: Metrics, prefix: str, arm: str) -> list[int]:
     return _sizes(m, f"{prefix}{arm}_")
 
