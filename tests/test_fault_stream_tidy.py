@@ -48,7 +48,7 @@ def test_tidy_is_nbconverts_preprocessor_and_keeps_each_bars_last_state():
     assert "CoalesceStreamsPreprocessor" in inspect.getsource(render.tidy)
     assert not hasattr(render, "_last_redraw")
     (out,) = tidy(_cell("leave")).cells[0].outputs
-    assert out.text.startswith("outer: 100%|##########| 2/2 [") and out.text.endswith("it/s]\n")
+    assert out.text.startswith("outer: 100%|##########| 2/2 [") and out.text.endswith(("it/s]\n", "s/it]\n"))  # tqdm writes s/it below 1 it/s (a loaded machine)
     assert "\r" not in out.text and out.text.count("outer:") == 1
     (out,) = tidy(_cell("cleared")).cells[0].outputs
     assert out.text == "done\n"  # a bar that cleared itself leaves nothing before the next line
