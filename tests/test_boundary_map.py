@@ -258,3 +258,6 @@ def test_learned_states_train_alike_and_repeat():
     df = bm.run_time_map(s.__class__(**{**s.__dict__, "vocab_sizes": (4,), "oracle_vocab_sizes": (4,),
                                         "seeds": (0,), "gru_seeds": (0,), "learned_states": ("scan",)}))
     assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "oracle_paper"]  # time_jobs' order
+    whole = bm.time_map_oracle(s, 4, 0)                                # one call, or one job per target: the same rows
+    pd.testing.assert_frame_equal(df[df.state == "oracle_paper"].reset_index(drop=True)[whole.columns], whole,
+                                  check_dtype=False)                  # steps: float beside the bank's NaN

@@ -75,14 +75,16 @@ class Settings:
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
     oracle_banks: tuple[str, ...] = ("paper",)      # banks the oracle reads (names of banks)
     oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the one at the rule's ratio
-    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2))
+    # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=2000,
+                                                                             min_steps=1000, patience=12))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
     depths: tuple[int, ...] = (4, 8, 16)            # n_layer values
     widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
     n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
     n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
-    depth_steps: int = setting(800, low=1)          # optimiser steps per run
+    depth_steps: int = setting(1600, low=1)         # optimiser steps per run (800 until issue 21's second pass)
     depth_batch: int = setting(64, low=1)           # examples per step
     depth_lr: float = setting(3e-3, low=0.0)        # Adam
     eval_every: int = setting(100, low=1)           # steps between points of the learning curves
@@ -202,24 +204,25 @@ def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFr
 def _time_job(s: Settings, kind: str, V: int, seed: int) -> pd.DataFrame:
     if kind == "bank":
         return time_map_bank(s, V, seed)
-    if kind == "oracle":
-        return time_map_oracle(s, V, seed)
+    if kind.startswith("oracle"):                     # "oracle_<target>": one target's fit (the longest jobs)
+        return time_map_oracle(s, V, seed, (kind.removeprefix("oracle_"),))
     return time_map_gru(s, V, seed, kind)
 
 
 def time_jobs(s: Settings) -> list[tuple[str, int, int]]:
     """Panel A's jobs ``(kind, vocab_size, seed)``: every bank vocabulary and seed (``bank``), the
-    learned states at ``gru_vocab_sizes`` x ``gru_seeds``, the oracle at :func:`oracle_vocab_sizes`."""
+    learned states at ``gru_vocab_sizes`` x ``gru_seeds``, the oracle at :func:`oracle_vocab_sizes`
+    (``oracle_identity`` and ``oracle_structure``: one job per target, the two longest fits split)."""
     return ([("bank", V, sd) for V in s.vocab_sizes for sd in s.seeds]
             + [(k, V, sd) for k in s.learned_states for V in s.gru_vocab_sizes for sd in s.gru_seeds]
-            + [("oracle", V, sd) for V in oracle_vocab_sizes(s) for sd in s.seeds])
+            + [(f"oracle_{t}", V, sd) for V in oracle_vocab_sizes(s) for sd in s.seeds for t in ("identity", "structure")])
 
 
 def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
     """Every panel A job of :func:`time_jobs` in ``s.workers`` processes (the costliest first, so
     two workers finish together; rows in the order of :func:`time_jobs`). ``progress``: a tqdm bar."""
     jobs = time_jobs(s)
-    cost = {"oracle": 3, "bank": 0}                       # the oracle's fit first, then the learned states
+    cost = {"oracle_identity": 3, "oracle_structure": 3, "bank": 0}   # the oracle's fits first, then the learned states
     order = sorted(range(len(jobs)), key=lambda i: (-cost.get(jobs[i][0], 1), -jobs[i][1], i))
     done = parallel_map(_time_job, [(s, *jobs[i]) for i in order], workers=s.workers,
                         progress=progress is not None, bar=progress)
@@ -239,13 +242,14 @@ def oracle_vocab_sizes(s: Settings) -> tuple[int, ...]:
     return tuple(s.oracle_vocab_sizes) or (rule_vocab_size(s),)
 
 
-def time_map_oracle(s: Settings, V: int, seed: int) -> pd.DataFrame:
+def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = ("identity", "structure")) -> pd.DataFrame:
     """The oracle of each bank in ``oracle_banks`` at vocabulary ``V``: the best reader we fit on the
     fixed traces alone (:func:`paper_lib.oracle.fit_lag_oracle`, an MLP per lag with
     ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
     held-out split), for identity and structure at every lag, scored on the linear probe's test
     sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"`` and
-    ``steps`` (Adam steps each reader ran before early stopping)."""
+    ``steps`` (Adam steps each reader ran before early stopping). ``targets``: the targets fitted
+    (each target's fit is seeded alone, so fitting them in separate calls gives the same rows)."""
     E, data = _data(s, V, seed)
     x_test, labels_test = data["test"]
     frames = []
@@ -253,6 +257,8 @@ def time_map_oracle(s: Settings, V: int, seed: int) -> pd.DataFrame:
         rates = s.banks[name]
         test_states = ema_traces(x_test, rates).flatten(2)
         for j, (target, C) in enumerate((("identity", V), ("structure", s.n_classes))):
+            if target not in targets:
+                continue
             def sample(n, gen, rates=rates, C=C, target=target):
                 tok = torch.randint(0, V, (n, max(s.lags) + s.scored_positions), generator=gen)
                 return ema_traces(E[tok], rates).flatten(2), tok if target == "identity" else tok % C
