@@ -20,9 +20,10 @@
 # structural label) is `token mod n_classes`, and its input vector is part class direction, part
 # its own (`class_share`). A fixed EMA trace bank (the paper's rates 0.5/0.1/0.02, and a slower
 # bank) holds `3 x d_model` numbers; a linear probe fitted on the fixed traces alone reads the
-# token at lag `k` and its class. The learned state of equal size is a GRU with `3 x d_model`
-# numbers, trained to output the token and class at every lag of the grid, then probed the same
-# way. Decodability is `(accuracy - chance) / (1 - chance)`. Over the measured bank map we draw
+# token at lag `k` and its class. The learned states of equal size are a GRU with `3 x d_model`
+# numbers and a selective scan of `3 x d_model` channels (a diagonal linear recurrence whose decay
+# each token sets, Mamba's recurrence; `paper_lib.models.scan_reader`), each trained to output the
+# token and class at every lag of the grid, then probed the same way. Decodability is `(accuracy - chance) / (1 - chance)`. Over the measured bank map we draw
 # the closed form of a matched-filter reader that knows the embeddings
 # (`paper_lib.probes.matched_filter_identity_accuracy`: weights `alpha (1 - alpha)^k` against the
 # interference of the other tokens in the window).
@@ -43,9 +44,9 @@
 # trained on fresh sequences with Adam and early-stopped on a held-out split, at the rule's
 # vocabulary (the cpu budget) for the paper bank.
 #
-# **What this notebook does not do yet (issue 21):** the GRU is trained at a subset of the
-# vocabularies and at fewer seeds than the banks (the cpu budget); the oracle runs at one vocabulary
-# and one bank; no selective scan as a second learned state; the structural label is a token class,
+# **What this notebook does not do yet (issue 21):** the GRU and the selective scan are trained at a
+# subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle runs at
+# one vocabulary and one bank; the structural label is a token class,
 # not a grammar role; no probe of notebook 03's trained models (notebook 02's lag curves are read by
 # their own report row); depth 32 runs only at the paper profile. The panel A rule's thresholds (0.10 and 0.20) and its cell were fixed after a
 # one-seed pilot of the bank at the cpu sizes (identity 0.05, class 0.26 at that cell), before any
@@ -67,7 +68,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import seaborn as sns
 import torch
 from IPython.display import Markdown, display
@@ -89,8 +89,10 @@ sns.set_theme(style="whitegrid")
 display(Markdown(
     f"Panel A: width `d_model` = {S.d_model} per trace, `vocab_size` in {list(S.vocab_sizes)} (vocabulary / width "
     f"{S.vocab_sizes[0] / S.d_model:g} to {S.vocab_sizes[-1] / S.d_model:g}), {S.n_classes} classes, lags "
-    f"{list(S.lags)}, banks {dict(S.banks)}, {len(S.seeds)} seeds (GRU: {len(S.gru_seeds)} seeds at vocabularies "
-    f"{list(S.gru_vocab_sizes)}, {S.gru_steps} steps). Panel B: arms {list(S.arms)}, depths {list(S.depths)}, widths "
+    f"{list(S.lags)}, banks {dict(S.banks)}, {len(S.seeds)} seeds (learned states {list(S.learned_states)}: "
+    f"{len(S.gru_seeds)} seeds at "
+    f"vocabularies {list(S.gru_vocab_sizes)}, {S.gru_steps} steps; {S.workers} worker process(es), one thread each). "
+    f"Panel B: arms {list(S.arms)}, depths {list(S.depths)}, widths "
     f"{list(S.widths)}, {S.n_states} states, {S.n_inputs} fresh tokens, {S.depth_steps} steps x {S.depth_batch}, "
     f"{len(S.seeds)} seeds."))
 
@@ -99,10 +101,11 @@ display(Markdown(
 # The report row reads one cell fixed before the run (`boundary_map.RULE_LAG`, `RULE_RATIO`: lag 2,
 # vocabulary / width 16). Its gates: the GRU must keep identity at the smallest lag and vocabulary
 # (decodability >= 0.5), or the limit is the probe or the task rather than the fixed rates; and the
-# oracle of the fixed traces must lose identity there too (`time_identity_oracle` below 0.10), or
-# what the linear probe misses the traces still hold.
-# What panel A does not do yet: the GRU is trained at a subset of the vocabularies (its cells
-# elsewhere are blank) and at fewer seeds than the bank; no selective scan; the structural label
+# oracle of the fixed traces must lose identity there too (`time_identity_oracle` below 0.10 with
+# its upper 95% CI, the standard the rule applies to the bank), or what the linear probe misses
+# the traces still hold.
+# What panel A does not do yet: the learned states are trained at a subset of the vocabularies
+# (their cells elsewhere are blank) and at fewer seeds than the bank; the structural label
 # is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
 # than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in the cpu run of commit
 # b1e1866, on all three seeds). A linear reader of the bank responds to a combination of the three
@@ -114,18 +117,12 @@ display(Markdown(
 # embeddings and is not a linear read-out of the traces.
 
 # %%
-run_a = {"bank": bm.time_map_bank, "gru": bm.time_map_gru, "oracle": bm.time_map_oracle}
-jobs = ([("bank", V, sd) for V in S.vocab_sizes for sd in S.seeds]
-        + [("gru", V, sd) for V in S.gru_vocab_sizes for sd in S.gru_seeds]
-        + [("oracle", V, sd) for V in bm.oracle_vocab_sizes(S) for sd in S.seeds])
-frames = []
-for kind, V, sd in tqdm(jobs, desc="panel A: (state, vocabulary, seed)"):
-    frames.append(run_a[kind](S, V, sd))
-time_map = pd.concat(frames, ignore_index=True)
+with tqdm(total=len(bm.time_jobs(S)), desc="panel A: (state, vocabulary, seed)") as bar:
+    time_map = bm.run_time_map(S, bar)
 closed = bm.closed_form_map(S)
 out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
-states = [f"bank_{b}" for b in S.banks] + ["gru"] + [f"oracle_{b}" for b in S.oracle_banks]
+states = [f"bank_{b}" for b in S.banks] + list(S.learned_states) + [f"oracle_{b}" for b in S.oracle_banks]
 lags, ratios = list(S.lags), sorted(time_map.ratio.unique())
 fig, axes = plt.subplots(len(states), 2, figsize=(10, 2.6 * len(states)), sharex=True, sharey=True, squeeze=False)
 for i, st in enumerate(states):
@@ -149,7 +146,7 @@ for i, st in enumerate(states):
             ax.set_ylabel("vocab_size / d_model")
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
-stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU {len(S.gru_seeds)} seed(s); oracle at vocabulary "
+stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU and scan {len(S.gru_seeds)} seed(s); oracle at vocabulary "
       f"{list(bm.oracle_vocab_sizes(S))} only; white: closed form")
 out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
                 alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
@@ -161,7 +158,8 @@ plt.show()
 # ## Panel A at the rule's vocabulary: the linear probe, the oracle and the GRU over lag
 # The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
 # fixed traces alone, `paper_lib.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
-# sequences with Adam and early-stopped on a held-out split), beside the GRU of equal state.
+# sequences with Adam and early-stopped on a held-out split), beside the GRU and the selective
+# scan of equal state.
 # What the oracle reads, the traces hold; what it misses may be its own limit (its capacity is
 # in the settings: `oracle.layers` hidden layers of `oracle.hidden` units).
 #
@@ -172,13 +170,19 @@ plt.show()
 # `oracle.min_steps` and stops only after `oracle.patience` checks without a gain; a reader that
 # runs all `oracle.max_steps` was still improving, and the report's gate then says "not
 # informative" (`time_oracle_converged`, per seed) rather than let a lower bound under 0.10 pass
-# for "the traces lost identity".
+# for "the traces lost identity". The cpu run of commit f182ae8 (at least 500 steps, a patience of
+# 8 checks, at most 1,500) read identity 0.085 +- 0.022 at the rule's cell, its lag-2 readers
+# stopping after 675 to 875 steps; the fit now runs at least 1,000 steps and stops after 12 checks
+# (300 steps) without a gain, at most 2,000, and the gate reads the oracle's upper 95% CI. Measured
+# once outside the notebook with this fit (seed 0, vocabulary 256, at most 2,500 steps): identity at
+# lag 2 0.078, its reader stopping on a plateau at 1,275 steps (0.075 with the old fit).
 
 # %%
 V_rule = bm.rule_vocab_size(S)
 at_rule = time_map[time_map.vocab_size == V_rule]
-curve_states = [st for st in ("bank_paper", "oracle_paper", "gru") if st in set(at_rule.state)]
-names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)", "gru": "GRU (equal state)"}
+curve_states = [st for st in ("bank_paper", "oracle_paper", "gru", "scan") if st in set(at_rule.state)]
+names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)", "gru": "GRU (equal state)",
+         "scan": "selective scan (equal state)"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, target in zip(axes, ("identity", "structure"), strict=True):
     for st in curve_states:
@@ -197,7 +201,8 @@ stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"dotted: the rule's
 out.save_figure(fig, "time_by_lag", title="Identity and structure by lag: linear probe, oracle and GRU",
                 alt=f"Two panels, identity (left) and structure (right) of the token k steps back at vocabulary "
                     f"{V_rule}: decodability (0 chance, 1 perfect) against lag on a log axis for the paper bank read "
-                    "by a linear probe, the same bank read by the oracle, and the GRU of equal state, with 95% CIs.")
+                    "by a linear probe, the same bank read by the oracle, and the GRU and the selective scan of equal state, "
+                    "with 95% CIs.")
 plt.show()
 table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())
@@ -210,9 +215,8 @@ display(table_a)
 # every arm). Metrics are read at the last step at the headline width (the last of `widths`).
 
 # %%
-runs = [(arm, L, d) for d in S.widths for L in S.depths for arm in S.arms]
-curves = pd.concat([bm.run_depth(S, arm, L, d) for arm, L, d in tqdm(runs, desc="panel B: (arm, depth, width)")],
-                   ignore_index=True)
+with tqdm(total=len(S.widths) * len(S.depths) * len(S.arms), desc="panel B: (arm, depth, width)") as bar:
+    curves = bm.run_depth_map(S, bar)
 out.save_data(curves, "depth_curves")
 final = curves[curves.step == curves.step.max()].assign(both_acc=lambda d: np.minimum(d.copy_acc, d.state_acc))
 out.save_data(final, "depth_final")
@@ -245,25 +249,36 @@ plt.show()
 
 # %% [markdown]
 # ## Learning curves (is a failure slow optimisation?)
-# Held-out accuracy against steps at the deepest depth, headline width; mean over seeds.
+# Held-out accuracy against steps at every depth (one row each), headline width; mean over seeds,
+# the band the range over seeds. A curve still rising at the last step is slow optimisation, a flat
+# one a plateau of this budget. Until issue 21's second pass the runs took 800 steps, and the
+# plain residual's state at n_layer 16 sat at 0.23-0.24 from step 300 while `decay`, `dwa` and
+# `highway` took off only after step 500: hence twice the steps.
 
 # %%
 deep = curves[(curves.n_layer == max(S.depths)) & (curves.d_model == S.widths[-1])]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-for ax, col, name in ((axes[0], "copy_acc", "copy of x0"), (axes[1], "state_acc", "state at the top")):
-    for arm in S.arms:
-        m = deep[deep.arm == arm].groupby("step")[col].mean()
-        ax.plot(m.index, m.values, color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
-    ax.axhline(1 / S.n_states, color="0.5", lw=1)
-    ax.set(ylim=(0, 1.02), xlabel="step", title=f"{name}, n_layer {max(S.depths)}, d_model {S.widths[-1]}",
-           ylabel="held-out accuracy" if col == "copy_acc" else None)
-fig.suptitle("Learning curves at the deepest depth: is a failure slow optimisation?")
-stamp(fig, profile, len(S.seeds), None, note="mean over seeds")
-legend_below(fig, axes[1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
-out.save_figure(fig, "depth_learning_curves", title="Learning curves at the deepest depth",
-                alt=f"Held-out accuracy against training step at n_layer {max(S.depths)} and d_model {S.widths[-1]} for "
-                    "each residual rule, the copy of the first input (left) and the state at the top (right), mean "
-                    "over seeds, with chance as a grey line.")
+fig, axes = plt.subplots(len(S.depths), 2, figsize=(10, 2.6 * len(S.depths) + 0.8), sharey=True, sharex=True,
+                         squeeze=False)
+for r, L in enumerate(S.depths):
+    here = curves[(curves.n_layer == L) & (curves.d_model == S.widths[-1])]
+    for ax, col, name in ((axes[r, 0], "copy_acc", "copy of x0"), (axes[r, 1], "state_acc", "state at the top")):
+        for arm in S.arms:
+            g = here[here.arm == arm].groupby("step")[col]
+            ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=arm,
+                    ls="--" if arm in ("plain", "decay", "lnscale") else "-")
+            ax.fill_between(g.min().index, g.min().values, g.max().values, color=palette[arm], alpha=0.12, lw=0)
+        ax.axhline(1 / S.n_states, color="0.5", lw=1)
+        ax.set(ylim=(0, 1.02), title=f"{name}, n_layer {L}, d_model {S.widths[-1]}",
+               xlabel="training step" if r == len(S.depths) - 1 else None,
+               ylabel="held-out accuracy" if col == "copy_acc" else None)
+fig.suptitle("Learning curves at every depth: is a failure slow optimisation?")
+stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds, band: range over seeds; grey: chance 1/{S.n_states}")
+legend_below(fig, axes[-1, 1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
+out.save_figure(fig, "depth_learning_curves", title="Learning curves at every depth",
+                alt=f"Held-out accuracy against training step (0 to {S.depth_steps}) at d_model {S.widths[-1]}, one row "
+                    f"per depth (n_layer {', '.join(map(str, S.depths))}), for each residual rule: the copy of the first "
+                    "input (left) and the state at the top (right), mean over seeds with the range over seeds as a "
+                    "band, chance as a grey line.")
 plt.show()
 last_two = sorted(deep.step.unique())[-2:]
 drift = (deep[deep.step.isin(last_two)].groupby(["arm", "step"])[["copy_acc", "state_acc"]].mean()
@@ -286,13 +301,10 @@ display(Markdown(
     f"{time.perf_counter() - t_start:.0f} s.\n\n"
     + verdict_for("time_map", metrics, profile).markdown(CLAIMS_BY_KEY["time_map"]) + "\n\n"
     + verdict_for("depth_map", metrics, profile).markdown(CLAIMS_BY_KEY["depth_map"])))
-# How firm the time row's gate is: it reads the oracle's mean; the rule reads the bank's upper CI.
+# How firm the time row's gate is: it reads the oracle's upper CI, as the rule reads the bank's.
 if "time_identity_oracle" in metrics and len(metrics["time_identity_oracle"]) > 1:
     o = mean_ci95(metrics["time_identity_oracle"])
     hi = o["mean"] + o["ci95"]
     display(Markdown(
-        f"**How firm the time row is.** The gate reads the oracle's mean identity {o['mean']:.3f} (< 0.10 passes); "
-        f"its upper 95% CI is {hi:.3f}, "
-        + ("also under 0.10." if hi < 0.10 else
-           "**not** under 0.10, so with the bank's own standard (its upper CI) the oracle would not pass, and a "
-           "longer fit read more (see above): treat the row's verdict as fragile at this budget.")))
+        f"**How firm the time row is.** The gate reads the oracle's identity at the rule's cell by its upper 95% CI: "
+        f"mean {o['mean']:.3f}, upper CI {hi:.3f} " + ("(< 0.10: passes)." if hi < 0.10 else "(>= 0.10: does not pass).")))

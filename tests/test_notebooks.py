@@ -38,7 +38,7 @@ REQUIRED_METRICS = {
     "05_associative_recall": ["recall_acc_spen_linear", "recall_acc_spen_selective", "recall_acc_spen_token_attention",
                               "recall_acc_transformer", "recall_acc_gru", "recall_acc_oracle_2", "recall_baseline_2",
                               "recall_acc_gru_2", "recall_state_gru", "recall_state_spen"],
-    "06_boundary_map": ["time_identity_bank", "time_structure_bank", "time_identity_gru_easy",
+    "06_boundary_map": ["time_identity_bank", "time_structure_bank", "time_identity_gru_easy", "time_identity_scan_easy",
                         "time_identity_oracle", "time_structure_oracle", "time_oracle_converged"]
     + [f"depth_{k}_acc_{arm}_4" for k in ("copy", "state") for arm in
        ("plain", "decay", "dwa", "gate", "highway", "lnscale")],

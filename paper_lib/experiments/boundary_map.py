@@ -13,11 +13,17 @@ role do. A fixed EMA trace bank (:func:`paper_lib.ema.ema_traces`) of ``S`` rate
 d_model`` numbers; a linear probe (:func:`paper_lib.probes.lag_decodability`) reads the token and
 its class at lag ``k`` from it. The learned state of equal size is a GRU with ``S x d_model``
 numbers reading the same inputs, trained to output the token and its class at every lag of the
-grid (:class:`paper_lib.models.gru.LagReaderGRU`), then probed the same way. Decodability is
+grid (:class:`paper_lib.models.gru.LagReaderGRU`), then probed the same way; the second learned
+state of that size is a selective scan (input-dependent decay, Mamba's recurrence in the selective
+EMA form: :class:`paper_lib.models.scan_reader.LagReaderScan`), trained and probed alike. Decodability is
 ``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect).
 
 Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the six residual rules). The
 seeds of one (arm, depth, width) are trained side by side as independent copies.
+
+Every job (one state, vocabulary and seed of panel A; one arm, depth and width of panel B) seeds
+itself and runs on one thread, so ``workers`` processes run them at once
+(:func:`paper_lib.pipeline.parallel.parallel_map`) with the same numbers as one.
 """
 from __future__ import annotations
 
@@ -31,7 +37,9 @@ import torch
 from ..ema import PAPER_ALPHAS, ema_traces
 from ..models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
 from ..models.gru import LagReaderGRU
+from ..models.scan_reader import LagReaderScan
 from ..oracle import LagOracleConfig, fit_lag_oracle
+from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import lag_decodability, matched_filter_identity_accuracy
 
@@ -39,6 +47,8 @@ RULE_LAG, RULE_RATIO = 2, 16
 """The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
 vocabulary / width = 16 (superposition: 16 tokens per dimension of one trace)."""
 EVAL_SEED = 99_991
+LEARNED_STATES: tuple[str, ...] = ("gru", "scan")
+"""Panel A's learned states of the fixed bank's size: a GRU (gated recurrence) and a selective scan."""
 
 
 @dataclass
@@ -57,26 +67,30 @@ class Settings:
     train_sequences: int = setting(128, low=1)      # probe-training sequences per (seed, vocabulary)
     test_sequences: int = setting(32, low=1)        # probe-test sequences
     ridge: float = setting(1.0, low=0.0)            # L2 of the least-squares probe
-    gru_vocab_sizes: tuple[int, ...] = (4, 16, 256)  # vocabularies the GRU is trained at (cpu budget)
-    gru_seeds: tuple[int, ...] = (0, 1)             # seeds of the GRU (a subset of seeds: the cpu budget)
-    gru_steps: int = setting(150, low=1)            # optimiser steps per GRU
-    gru_batch: int = setting(16, low=1)             # sequences per GRU step
+    learned_states: tuple[str, ...] = LEARNED_STATES  # learned states of equal size (gru, scan)
+    gru_vocab_sizes: tuple[int, ...] = (4, 16, 256)  # vocabularies the learned states are trained at (cpu budget)
+    gru_seeds: tuple[int, ...] = (0, 1)             # seeds of the learned states (a subset of seeds: the cpu budget)
+    gru_steps: int = setting(150, low=1)            # optimiser steps per learned state (GRU and scan alike)
+    gru_batch: int = setting(16, low=1)             # sequences per step
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
     oracle_banks: tuple[str, ...] = ("paper",)      # banks the oracle reads (names of banks)
     oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the one at the rule's ratio
-    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2))
+    # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=2000,
+                                                                             min_steps=1000, patience=12))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
     depths: tuple[int, ...] = (4, 8, 16)            # n_layer values
     widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
     n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
     n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
-    depth_steps: int = setting(800, low=1)          # optimiser steps per run
+    depth_steps: int = setting(1600, low=1)         # optimiser steps per run (800 until issue 21's second pass)
     depth_batch: int = setting(64, low=1)           # examples per step
     depth_lr: float = setting(3e-3, low=0.0)        # Adam
     eval_every: int = setting(100, low=1)           # steps between points of the learning curves
     eval_examples: int = setting(1024, low=1)       # held-out examples per evaluation
     seeds: tuple[int, ...] = (0, 1, 2)
+    workers: int = setting(2, low=1)                # processes running jobs at once (one thread each)
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -90,6 +104,9 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     bad = [a for a in s.arms if a not in ARMS]
     if bad:
         raise ValueError(f"unknown arm(s) {', '.join(bad)}; allowed: {', '.join(ARMS)}")
+    bad = [k for k in s.learned_states if k not in LEARNED_STATES]
+    if bad:
+        raise ValueError(f"unknown learned state(s) {', '.join(bad)}; allowed: {', '.join(LEARNED_STATES)}")
     if not set(s.gru_seeds) <= set(s.seeds) or not set(s.gru_vocab_sizes) <= set(s.vocab_sizes):
         raise ValueError("gru_seeds and gru_vocab_sizes must be subsets of seeds and vocab_sizes")
     if not set(s.oracle_vocab_sizes) <= set(s.vocab_sizes) or not set(s.oracle_banks) <= set(s.banks):
@@ -148,12 +165,21 @@ def time_map_bank(s: Settings, V: int, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True).assign(vocab_size=V, ratio=V / s.d_model, seed=seed)
 
 
-def train_gru(s: Settings, V: int, seed: int) -> LagReaderGRU:
-    """The learned state of equal size (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences."""
+def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> LagReaderGRU:
+    """The learned state ``kind`` (``gru`` or ``scan``, :data:`LEARNED_STATES`) of equal size
+    (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences (the same batches
+    for both kinds).
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    if kind not in LEARNED_STATES:
+        raise ValueError(f"unknown learned state {kind!r}; allowed: {', '.join(LEARNED_STATES)}")
     torch.manual_seed(seed)
     E = embeddings(s, V, seed)
     S = len(s.banks["paper"]) if "paper" in s.banks else len(next(iter(s.banks.values())))
-    model = LagReaderGRU(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, s.lags)
+    cls = LagReaderGRU if kind == "gru" else LagReaderScan
+    model = cls(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, s.lags)
     opt = torch.optim.Adam(model.parameters(), lr=s.gru_lr)
     for step in range(s.gru_steps):
         tok, cls = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step)
@@ -165,14 +191,45 @@ def train_gru(s: Settings, V: int, seed: int) -> LagReaderGRU:
     return model
 
 
-def time_map_gru(s: Settings, V: int, seed: int) -> pd.DataFrame:
-    """As :func:`time_map_bank` for the trained GRU's state (``state = "gru"``)."""
+def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFrame:
+    """As :func:`time_map_bank` for the trained learned state ``kind`` (``state`` = ``"gru"`` or ``"scan"``)."""
     _, data = _data(s, V, seed)
-    model = train_gru(s, V, seed)
+    model = train_gru(s, V, seed, kind)
     with torch.no_grad():
         states = {sp: model.states(x).numpy() for sp, (x, _) in data.items()}
     df = _probe(s, states, {sp: lab for sp, (_, lab) in data.items()})
-    return df.assign(state="gru", vocab_size=V, ratio=V / s.d_model, seed=seed)
+    return df.assign(state=kind, vocab_size=V, ratio=V / s.d_model, seed=seed)
+
+
+def _time_job(s: Settings, kind: str, V: int, seed: int) -> pd.DataFrame:
+    if kind == "bank":
+        return time_map_bank(s, V, seed)
+    if kind.startswith("oracle"):                     # "oracle_<target>": one target's fit (the longest jobs)
+        return time_map_oracle(s, V, seed, (kind.removeprefix("oracle_"),))
+    return time_map_gru(s, V, seed, kind)
+
+
+def time_jobs(s: Settings) -> list[tuple[str, int, int]]:
+    """Panel A's jobs ``(kind, vocab_size, seed)``: every bank vocabulary and seed (``bank``), the
+    learned states at ``gru_vocab_sizes`` x ``gru_seeds``, the oracle at :func:`oracle_vocab_sizes`
+    (``oracle_identity`` and ``oracle_structure``: one job per target, the two longest fits split)."""
+    return ([("bank", V, sd) for V in s.vocab_sizes for sd in s.seeds]
+            + [(k, V, sd) for k in s.learned_states for V in s.gru_vocab_sizes for sd in s.gru_seeds]
+            + [(f"oracle_{t}", V, sd) for V in oracle_vocab_sizes(s) for sd in s.seeds for t in ("identity", "structure")])
+
+
+def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
+    """Every panel A job of :func:`time_jobs` in ``s.workers`` processes (the costliest first, so
+    two workers finish together; rows in the order of :func:`time_jobs`). ``progress``: a tqdm bar."""
+    jobs = time_jobs(s)
+    cost = {"oracle_identity": 3, "oracle_structure": 3, "bank": 0}   # the oracle's fits first, then the learned states
+    order = sorted(range(len(jobs)), key=lambda i: (-cost.get(jobs[i][0], 1), -jobs[i][1], i))
+    done = parallel_map(_time_job, [(s, *jobs[i]) for i in order], workers=s.workers,
+                        progress=progress is not None, bar=progress)
+    frames = [None] * len(jobs)
+    for i, df in zip(order, done, strict=True):
+        frames[i] = df
+    return pd.concat(frames, ignore_index=True)
 
 
 def rule_vocab_size(s: Settings) -> int:
@@ -185,13 +242,14 @@ def oracle_vocab_sizes(s: Settings) -> tuple[int, ...]:
     return tuple(s.oracle_vocab_sizes) or (rule_vocab_size(s),)
 
 
-def time_map_oracle(s: Settings, V: int, seed: int) -> pd.DataFrame:
+def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = ("identity", "structure")) -> pd.DataFrame:
     """The oracle of each bank in ``oracle_banks`` at vocabulary ``V``: the best reader we fit on the
     fixed traces alone (:func:`paper_lib.oracle.fit_lag_oracle`, an MLP per lag with
     ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
     held-out split), for identity and structure at every lag, scored on the linear probe's test
     sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"`` and
-    ``steps`` (Adam steps each reader ran before early stopping)."""
+    ``steps`` (Adam steps each reader ran before early stopping). ``targets``: the targets fitted
+    (each target's fit is seeded alone, so fitting them in separate calls gives the same rows)."""
     E, data = _data(s, V, seed)
     x_test, labels_test = data["test"]
     frames = []
@@ -199,6 +257,8 @@ def time_map_oracle(s: Settings, V: int, seed: int) -> pd.DataFrame:
         rates = s.banks[name]
         test_states = ema_traces(x_test, rates).flatten(2)
         for j, (target, C) in enumerate((("identity", V), ("structure", s.n_classes))):
+            if target not in targets:
+                continue
             def sample(n, gen, rates=rates, C=C, target=target):
                 tok = torch.randint(0, V, (n, max(s.lags) + s.scored_positions), generator=gen)
                 return ema_traces(E[tok], rates).flatten(2), tok if target == "identity" else tok % C
@@ -228,8 +288,8 @@ def closed_form_map(s: Settings, bank: str = "paper") -> pd.DataFrame:
 
 def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     """Per-seed panel A metrics: ``time_<target>_<state>`` at the rule's cell (lag :data:`RULE_LAG`,
-    vocab / width nearest :data:`RULE_RATIO`) for ``bank`` (the paper's rates) and ``gru``, and
-    ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
+    vocab / width nearest :data:`RULE_RATIO`) for ``bank`` (the paper's rates), ``gru`` and ``scan``
+    (the learned states), and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
     report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
     paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
     ``time_oracle_converged`` (1 per seed where that oracle stopped on a plateau before
@@ -237,7 +297,7 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
-    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("oracle_paper", "oracle")):
+    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan"), ("oracle_paper", "oracle")):
         for target in ("identity", "structure"):
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):
@@ -245,7 +305,7 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     cell = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == lag) & (df.ratio == ratio)]
     if len(cell):  # 1 where the oracle's identity reader stopped on a plateau, 0 where it ran out of steps
         out["time_oracle_converged"] = (cell.sort_values("seed").steps < s.oracle.max_steps).astype(float).tolist()
-    for state, short in (("bank_paper", "bank"), ("gru", "gru")):
+    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan")):
         mine = df[(df.state == state) & (df.target == "identity")]
         if len(mine):
             easy = mine[(mine.lag == min(s.lags)) & (mine.vocab_size == mine.vocab_size.min())]
@@ -296,6 +356,19 @@ def run_depth(s: Settings, arm: str, L: int, d_model: int) -> pd.DataFrame:
         if step % s.eval_every == 0 or step == s.depth_steps:
             record(step)
     return pd.DataFrame(rows)
+
+
+def run_depth_map(s: Settings, progress=None) -> pd.DataFrame:
+    """:func:`run_depth` at every (width, depth, arm) in ``s.workers`` processes (the deepest
+    first; rows in (width, depth, arm) order). ``progress``: a tqdm bar advanced per run."""
+    runs = [(arm, L, d) for d in s.widths for L in s.depths for arm in s.arms]
+    order = sorted(range(len(runs)), key=lambda i: (-runs[i][1] * (runs[i][2] + 16), i))   # cost ~ L (d + 16)
+    done = parallel_map(run_depth, [(s, *runs[i]) for i in order], workers=s.workers,
+                        progress=progress is not None, bar=progress)
+    frames = [None] * len(runs)
+    for i, df in zip(order, done, strict=True):
+        frames[i] = df
+    return pd.concat(frames, ignore_index=True)
 
 
 def depth_metrics(curves: pd.DataFrame, s: Settings) -> dict[str, list[float]]:

@@ -74,7 +74,8 @@ PROFILES: dict[str, dict[str, dict]] = {
                          "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4], "gru_seeds": [0],
                          "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
                          "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
-                         "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0}},
+                         "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
+                         "workers": 1},
     },
     "cpu": {  # the defaults of every Settings dataclass
         "grammar_probe": {}, "transfer": {}, "lm": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},

@@ -8,10 +8,12 @@ from ._base import Gate, Metrics, Rule, _ci, _m, _sizes
 # --------------------------------------------------------------------------- notebook 06: the boundary map
 
 def structure_outlives_identity(identity: str, structure: str, lost: float = 0.10, kept: float = 0.20,
-                                learned: tuple[str, str] | None = None) -> Rule:
+                                learned: tuple[str, str] | None = None,
+                                others: tuple[tuple[str, str, str], ...] = ()) -> Rule:
     """yes if, at the pre-stated cell, identity decodability is below ``lost`` (upper CI) while
     structural decodability is above ``kept`` (lower CI); partly if structure exceeds identity
-    with CIs apart; else no. ``learned``: (identity, structure) of the learned state, named in the reason."""
+    with CIs apart; else no. ``learned``: (identity, structure) of the learned state, named in the
+    reason; ``others``: (label, identity, structure) of further learned states, named too (where present)."""
     def rule(m: Metrics) -> tuple[str, str]:
         i_hi = _m(m, identity) + _ci(m, identity)
         s_lo = _m(m, structure) - _ci(m, structure)
@@ -20,6 +22,9 @@ def structure_outlives_identity(identity: str, structure: str, lost: float = 0.1
         why = f"fixed bank: identity {_m(m, identity):.2f}, structure {_m(m, structure):.2f}"
         if learned and all(k in m for k in learned):
             why += f"; learned state: identity {_m(m, learned[0]):.2f}, structure {_m(m, learned[1]):.2f}"
+        for label, i_name, s_name in others:
+            if i_name in m and s_name in m:
+                why += f"; {label}: identity {_m(m, i_name):.2f}, structure {_m(m, s_name):.2f}"
         return word, why
     rule.__doc__ = (f"yes if the fixed bank's identity decodability at the pre-stated cell is below {lost:g} (upper 95% CI) "
                     f"while its structural decodability is above {kept:g} (lower 95% CI); partly if structure is above "
@@ -53,14 +58,17 @@ def oracle_converged(name: str) -> Gate:
 
 def oracle_loses(name: str, lost: float = 0.10) -> Gate:
     """Informative only if the best reader fitted on the fixed traces alone (the oracle, ``name``)
-    also loses identity (below ``lost``): a linear probe that misses what the traces still hold
-    says nothing about the traces (our design)."""
+    also loses identity: its upper 95% CI over seeds (mean + ci95) below ``lost``, the standard the
+    rule applies to the bank's identity. A linear probe that misses what the traces still hold says
+    nothing about the traces, and an oracle whose mean is under ``lost`` but whose CI reaches it
+    does not show that they lost it (our design)."""
     def gate(m: Metrics) -> str | None:
         if name not in m:
             return (f"identity is read by a linear probe, not by the best reader fitted on the fixed traces "
                     f"(no {name}): what the probe misses, the traces may still hold")
-        v = _m(m, name)
-        return None if v < lost else f"the oracle of the fixed traces reads identity ({name} = {v:.2f} >= {lost:g})"
+        v, hi = _m(m, name), _m(m, name) + _ci(m, name)
+        return None if hi < lost else (f"the oracle of the fixed traces reads identity ({name} = {v:.3f}, upper 95% "
+                                       f"CI {hi:.3f} >= {lost:g})")
     return gate
 
 
