@@ -253,6 +253,14 @@ display(Markdown(
 # this follow-up may add. Panel 3 keeps part 2's setting (600 steps, one seed) and says "not
 # informative" on its face. Not tried (for lack of time): fewer distractor ids, a gap drawn
 # toward short distances (a curriculum), `N = 2`, or larger batches.
+#
+# **Cost of this follow-up** (estimated, not measured idle): per-step times of every piece in one
+# process, one thread (30 to 40 steps each, loaded), in units of SPEN-token_attention's step at
+# width 64: SPEN-selective at equal state +0.28 per step over 6,300 steps (learning-rate trials
+# and panel 1); panel 2 at widths 16 / 32 with five models, 5.4 per 1,500-step round against 5.8 at
+# widths 32 / 128 with two. Net about +1,100 units against at least 42,000 for panels 1 and 2
+# before (panel 3 and the oracle fits not counted), under 3% of the notebook's 657 s idle: about
+# 15 to 20 s more.
 
 # %% [markdown]
 # ## One parameter budget, one state table
