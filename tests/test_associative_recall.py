@@ -34,10 +34,11 @@ def test_every_model_builds_at_one_budget_and_is_causal():
     V = ar.task(s).vocab_size
     budget = ar.budget_table(s, V)
     assert list(budget.model) == list(s.models)
-    matched = budget[~budget.model.isin(["gru", ar.ORACLE])]   # the GRU is matched on state, not parameters
+    matched = budget[~budget.model.isin(["gru", "spen_selective", ar.ORACLE])]  # those two: matched on state
     assert matched.vs_transformer.abs().max() < 0.25            # one budget: within 25% of the Transformer
     state = budget.set_index("model").state_numbers
     assert state["gru"] == state["spen_linear"] == 2 * 3 * 64 and state[ar.ORACLE] == 3 * 64
+    assert state["spen_selective"] == 2 * state["spen_linear"]  # its learned state equals the traces beside them
     x = torch.randint(V, (2, 12))
     for name in [m for m in ar.MODELS if m != ar.ORACLE]:
         model = ar.build(name, s, V, d_model=32, seed=0).eval()
@@ -110,6 +111,26 @@ def test_recall_metrics_names_and_values():
     assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)
 
 
+def test_spen_selective_holds_a_learned_state_equal_to_the_traces():
+    """Issue 20: SPEN-selective at equal state, S x d learned numbers per block beside the S x d traces."""
+    s = ar.settings_for("smoke")
+    V = ar.task(s).vocab_size
+    model = ar.build("spen_selective", s, V, d_model=16, seed=3)
+    assert [b.predictor.d_state for b in model.blocks] == [3 * 16] * s.n_layer
+    again = ar.build("spen_selective", s, V, d_model=16, seed=3)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
+    assert ar.state_size("spen_selective", s, d_model=16) == s.n_layer * 2 * 3 * 16
+    rows = [{"model": "spen_selective", "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": 0.5}
+            for n in s.n_pairs for seed in s.seeds]
+    m = ar.recall_metrics(pd.DataFrame(rows), ar.settings_for("smoke", {"models": ["spen_selective"],
+                                                                        "width_models": [], "distance_models": []}))
+    assert m["recall_acc_spen_selective_4"] == [0.5] * len(s.seeds)
+    assert m["recall_state_spen_selective"] == [2 * m["recall_state_spen"][0]]
+    with pytest.raises(ValueError, match=r"^selective d_state must be an integer >= 1 or None, got 0$"):
+        from paper_lib.predictors import SelectivePredictor
+        SelectivePredictor(model.config, d_state=0)
+
+
 def test_worker_processes_give_the_same_rows_as_one_process():
     few = {"width_models": ["spen_linear"], "distance_models": ["transformer"]}
     s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, **few})
@@ -158,7 +179,17 @@ def test_capacity_is_the_largest_n_recalled_per_state():
     cap = rt.capacity_table(pd.DataFrame(rows))
     assert cap[["model", "state_size", "n_star", "seed"]].values.tolist() == [
         ["oracle", 96, 0, 1], ["spen_linear", 192, 2, 0], ["spen_linear", 384, 4, 0]]
-    assert "`spen_linear` 2 at 192 numbers, 4 at 384 numbers" in rt.capacity_paragraph(cap, (2, 4, 8))
+    text = rt.capacity_paragraph(cap, (2, 4, 8))
+    assert "`spen_linear` 2 at 192 numbers, 4 at 384 numbers (grows with the state)" in text
+    assert "**Not informative:** no attention model recalls N = 8 at every width" in text
+    attn = [{"model": "spen_token_attention", "n_pairs": n, "d_model": d, "seed": 0, "accuracy": 1.0,
+             "state_size": 100 * d} for d in (32, 64) for n in (2, 4, 8)]
+    full = rt.capacity_table(pd.DataFrame(rows + attn))
+    assert rt.capacity_informative(full, (2, 4, 8)) == (True, "")
+    flat = full.assign(n_star=8)                                   # every model at the grid's edge
+    assert rt.capacity_informative(flat, (2, 4, 8)) == (
+        False, "every fixed-state model recalls N = 8 at every width (the grid saturates)")
+    assert "(at the grid's edge at every state)" in rt.capacity_paragraph(flat, (2, 4, 8))
 
 
 @pytest.mark.parametrize("key, value", [("steps", -1), ("steps", 0), ("d_model", -5), ("workers", 0),

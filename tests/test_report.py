@@ -210,6 +210,18 @@ def test_attribution_rule_every_branch():
     assert verdict_for("recall_attribution", overlap, "cpu").holds == "not attributable at this budget"
 
 
+def test_attribution_rule_takes_either_learned_recurrence_of_equal_state():
+    """SPEN-selective at equal state is the second learned recurrence (issue 20): either one that recalls
+    (CIs apart above SPEN) can carry the yes; the reason names both."""
+    sel_wins = _attribution(spen=0.33, gru=0.33, oracle=0.4, recall_acc_spen_selective_8=_s(0.97))
+    v = verdict_for("recall_attribution", sel_wins, "cpu")
+    assert v.holds == "yes" and "learned recurrence 0.97, oracle 0.40 [gru 0.33, spen_selective 0.97]" in v.reason
+    neither = _attribution(spen=0.33, gru=0.34, oracle=0.4, recall_acc_spen_selective_8=_s(0.35))
+    assert verdict_for("recall_attribution", neither, "cpu").holds == "not attributable at this budget"
+    no = _attribution(spen=0.33, gru=0.34, oracle=0.99, recall_acc_spen_selective_8=_s(0.97))
+    assert verdict_for("recall_attribution", no, "cpu").holds == "no"      # the oracle reads the key: no, as before
+
+
 def test_attribution_gate_smoke_and_missing():
     weak = _attribution(spen=0.33, gru=0.97, oracle=0.4, recall_acc_transformer=_s(0.5),
                         recall_acc_spen_token_attention=_s(0.6))

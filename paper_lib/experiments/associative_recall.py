@@ -30,11 +30,11 @@ import torch
 from ..data.mqar import MQARTask, query_accuracy, sample_mqar
 from ..ema import PAPER_ALPHAS
 from ..models.factory import build_model
-from ..models.lm import count_params
+from ..models.lm import count_params, gpt2_init_weights
 from ..oracle import OracleConfig, baseline_by_pairs, fit_oracle
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
-from ..predictors import ABLATION_PREDICTORS
+from ..predictors import ABLATION_PREDICTORS, SelectivePredictor
 from ..train import TrainConfig, lr_at, make_optimizer
 
 ORACLE = "oracle"
@@ -76,8 +76,9 @@ class Settings:
     lr_steps: int = 600                     # steps of each learning-rate trial (seed 0; a short budget)
     val_sequences: int = 256                # fresh validation sequences per pair count
     test_sequences: int = 512               # fresh test sequences per pair count
-    widths: tuple[int, ...] = (32, 64, 128)  # panel 2's d_model values (>= 3 for the capacity panel)
-    width_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "oracle")  # panel 2 (cost: cpu budget)
+    widths: tuple[int, ...] = (16, 32, 64)  # panel 2's d_model values (>= 3; below the 81 token ids: calibration)
+    width_models: tuple[str, ...] = ("spen_linear", "spen_selective", "spen_token_attention", "gru",
+                                     "oracle")  # panel 2 (cost: cpu budget)
     width_n_pairs: int = 8                  # panel 2's fixed pair count
     width_seeds: tuple[int, ...] = (0,)     # panel 2's seeds at the widths other than d_model
     distance_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "transformer", "oracle")  # panel 3
@@ -142,7 +143,8 @@ def oracle_config(s: Settings, d_model: int | None = None) -> OracleConfig:
 
 def state_size(name: str, s: Settings, d_model: int | None = None, seq_len: int | None = None) -> int:
     """Numbers a model carries from token to token per sequence: SPEN ``n_layer x S x d`` fixed
-    traces (with ``selective`` a learned state of ``d`` per block beside them; the attention readers
+    traces (with ``selective`` a learned state of ``S x d`` per block beside them, equal to the traces,
+    see :func:`build`; the attention readers
     every earlier token, counted as the Transformer); the GRU ``n_layer x S x d`` (equal to SPEN's
     traces); the oracle one bank ``S x d``; the Transformer keys and values of every position,
     ``n_layer x 2 x d x seq_len``."""
@@ -152,7 +154,7 @@ def state_size(name: str, s: Settings, d_model: int | None = None, seq_len: int 
     if name == "transformer" or name in ("spen_token_attention", "spen_history_attention"):
         return s.n_layer * 2 * d * T + (s.n_layer * S * d if name.startswith("spen_") else 0)
     if name == "spen_selective":
-        return s.n_layer * (S + 1) * d
+        return s.n_layer * 2 * S * d
     return s.n_layer * S * d
 
 
@@ -161,8 +163,11 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     """A freshly initialised model ``name`` (in :data:`MODELS`) of width ``d_model``.
 
     Sizes scale with the width: MLP / sparse FFN ``ff_mult * d``; SPEN's bottleneck ``d / 2``;
-    the GRU's state ``S x d`` per block (equal to SPEN's trace state). Raises ValueError: unknown
-    name (the oracle is fitted by :func:`paper_lib.oracle.fit_oracle`, not built here).
+    the GRU's state ``S x d`` per block (equal to SPEN's trace state); ``spen_selective``'s learned
+    selective state also ``S x d`` per block (SPEN-selective at equal state, issue 20; the library's
+    default sizes it to the linear reader's parameters, ``d`` per block; its weights are drawn after
+    the rest of the model's, from ``seed``). Raises ValueError: unknown name (the oracle is fitted by
+    :func:`paper_lib.oracle.fit_oracle`, not built here).
     """
     d = d_model or s.d_model
     common = dict(vocab_size=vocab_size, n_layer=s.n_layer, d_model=d, d_ff=s.ff_mult * d,
@@ -172,8 +177,14 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     if name == "gru":
         return build_model("gru", seed=seed, d_state=len(s.alphas) * d, **common)
     if name.startswith("spen_") and name[5:] in ABLATION_PREDICTORS:
-        return build_model("spen", seed=seed, predictor=name[5:], d_bottleneck=max(1, d // 2),
-                           alphas=tuple(s.alphas), **common)
+        model = build_model("spen", seed=seed, predictor=name[5:], d_bottleneck=max(1, d // 2),
+                            alphas=tuple(s.alphas), **common)
+        if name == "spen_selective":                     # equal state: S x d learned numbers per block
+            torch.manual_seed(seed)
+            for block in model.blocks:
+                block.predictor = SelectivePredictor(model.config, d_state=len(s.alphas) * d)
+                block.predictor.apply(gpt2_init_weights)
+        return model
     raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODELS)}")
 
 
@@ -194,7 +205,8 @@ def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
         traces = f"{s.n_layer} x {len(s.alphas)} x {s.d_model} fixed traces"
         gru = f"{s.n_layer} x {len(s.alphas) * s.d_model} gated (equal to the traces)"
         state = {"transformer": "every earlier token (keys and values)", "gru": gru,
-                 "spen_selective": traces + " + a learned selective state",
+                 "spen_selective": traces + f" + {s.n_layer} x {len(s.alphas) * s.d_model} learned selective "
+                                            "(equal to the traces)",
                  "spen_history_attention": traces + " + every earlier trace bank",
                  "spen_token_attention": traces + " + every earlier token"}.get(name, traces)
         rows.append({"model": name, "parameters": n, "state": state, "state_numbers": state_size(name, s)})
@@ -364,11 +376,13 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
     ``recall_acc_<model>`` at the hardest standard setting (the largest pair count of panel 1,
     width ``s.d_model``) for every model (``recall_acc_spen_token_attention`` is the positive
     control inside SPEN, at ``s.delay``); ``recall_acc_<label>_<N>`` for every ``N`` with label
-    ``transformer``, ``spen`` (the paper's default reader, ``linear``), ``gru`` and ``oracle``;
+    ``transformer``, ``spen`` (the paper's default reader, ``linear``), ``gru``, ``spen_selective``
+    (at equal state) and ``oracle``;
     ``recall_drop_transformer`` and ``recall_drop_spen``: accuracy at the smallest ``N`` minus at the
     largest, per seed; ``recall_baseline_<N>``: the keys-ignored baseline ``chance`` (one number,
-    exact on the test sequences); ``recall_state_gru`` and ``recall_state_spen``: numbers of state
-    per sequence (:func:`state_size`).
+    exact on the test sequences); ``recall_state_gru``, ``recall_state_spen`` and
+    ``recall_state_spen_selective`` (traces plus its learned state): numbers of state per sequence
+    (:func:`state_size`).
     """
     d = by_pairs[by_pairs.d_model == s.d_model]
     hard = max(s.n_pairs)
@@ -378,7 +392,8 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
 
     m = {f"recall_acc_{name}": per_seed(name, hard) for name in s.models}
     easy = min(s.n_pairs)
-    for label, name in (("transformer", "transformer"), ("spen", "spen_linear"), ("gru", "gru"), (ORACLE, ORACLE)):
+    for label, name in (("transformer", "transformer"), ("spen", "spen_linear"), ("gru", "gru"),
+                        ("spen_selective", "spen_selective"), (ORACLE, ORACLE)):
         if name in s.models:
             for n in s.n_pairs:
                 m[f"recall_acc_{label}_{n}"] = per_seed(name, n)
@@ -387,4 +402,6 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
     for n, b in (chance or {}).items():
         m[f"recall_baseline_{n}"] = [float(b)]
     m["recall_state_gru"], m["recall_state_spen"] = [state_size("gru", s)], [state_size("spen_linear", s)]
+    if "spen_selective" in s.models:
+        m["recall_state_spen_selective"] = [state_size("spen_selective", s)]
     return {k: v for k, v in m.items() if v}

@@ -111,16 +111,44 @@ def capacity_table(by_width: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["model", "state_size", "seed"]).reset_index(drop=True)
 
 
+ATTENTION_MODELS: tuple[str, ...] = ("transformer", "spen_token_attention", "spen_history_attention")
+"""Models that can look a key up among every earlier token: the capacity panel's ceiling."""
+
+
+def capacity_informative(cap: pd.DataFrame, n_pairs: Sequence[int]) -> tuple[bool, str]:
+    """Whether the capacity panel separates the models: an attention model (:data:`ATTENTION_MODELS`)
+    recalls the largest ``N`` of the grid at every width it was run at (the ceiling), and some
+    fixed-state model (every other one) recalls less than that at some width (its state, not the
+    grid, sets its ``n_star``). ``cap``: :func:`capacity_table`'s rows. Returns ``(ok, why)``."""
+    top = max(n_pairs)
+    mean = cap.groupby(["model", "state_size"]).n_star.mean()
+    ceiling = [m for m in ATTENTION_MODELS if m in mean.index.get_level_values(0) and (mean[m] >= top).all()]
+    below = [m for m in dict.fromkeys(cap.model) if m not in ATTENTION_MODELS and (mean[m] < top).any()]
+    if not ceiling:
+        return False, f"no attention model recalls N = {top} at every width (no ceiling)"
+    if not below:
+        return False, f"every fixed-state model recalls N = {top} at every width (the grid saturates)"
+    return True, ""
+
+
 def capacity_paragraph(cap: pd.DataFrame, n_pairs: Sequence[int]) -> str:
-    """The capacity panel's reading: how ``n_star`` moves with the state, per model."""
+    """The capacity panel's reading: how ``n_star`` moves with the state, per model, and whether the
+    panel separates the models (:func:`capacity_informative`)."""
+    top = max(n_pairs)
     parts = []
     for m, g in cap.groupby("model", sort=False):
         by = g.groupby("state_size").n_star.mean()
-        parts.append(f"`{m}` " + ", ".join(f"{v:g} at {int(k)} numbers" for k, v in by.items()))
-    return (f"Largest `N` recalled at >= {RECALL_CAPACITY:g} (mean over seeds; 0: none of {list(n_pairs)}): "
-            + "; ".join(parts) + f". **Reduced grid:** `N` only up to {max(n_pairs)} with as many keys, so no "
-            "state here is smaller than the number of bindings it must hold; a capacity curve that saturates at "
-            f"{max(n_pairs)} measures the grid, not the state (the `paper` profile runs Zoology's grid).")
+        shape = ("at the grid's edge at every state" if (by >= top).all() else
+                 "grows with the state" if by.iloc[-1] > by.iloc[0] else "does not grow with the state")
+        parts.append(f"`{m}` " + ", ".join(f"{v:g} at {int(k)} numbers" for k, v in by.items()) + f" ({shape})")
+    text = (f"Largest `N` recalled at >= {RECALL_CAPACITY:g} (mean over seeds; 0: none of {list(n_pairs)}): "
+            + "; ".join(parts) + ". ")
+    ok, why = capacity_informative(cap, n_pairs)
+    if not ok:
+        return text + f"**Not informative:** {why}; the `paper` profile runs Zoology's grid."
+    return text + (f"Attention recalls every `N` up to {top} at every width, while a fixed state recalls fewer where "
+                   f"it is small: below the grid's edge, the state, not the grid, sets the capacity (a model at "
+                   f"{top} everywhere may hold more than the grid asks).")
 
 
 def _near_far(d: pd.DataFrame, horizon: float) -> tuple[float, float]:

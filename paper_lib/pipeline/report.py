@@ -180,9 +180,11 @@ CLAIMS: tuple[Claim, ...] = (
           headline="recall_acc_spen_", versus="recall_acc_transformer_"),
     Claim("recall_attribution", "The loss is the fixed traces' own: the best reader of the fixed traces fails where a "
           "learned recurrence of equal state succeeds", "beyond the paper (the paper's mechanism)", None,
-          "05_associative_recall", (), traces_lose("recall_acc_spen_", "recall_acc_gru_", "recall_acc_oracle_"),
+          "05_associative_recall", (), traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"),
+                                                      "recall_acc_oracle_"),
           gate=any_solves(("recall_acc_transformer", "recall_acc_spen_token_attention"), RECALL_SOLVED),
-          prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_oracle_"), figure="recall_by_pairs.png",
+          prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_spen_selective_", "recall_acc_oracle_"),
+          figure="recall_by_pairs.png",
           shown=("recall_baseline_", "recall_state_"), headline="recall_acc_oracle_", versus="recall_acc_spen_"),
     Claim("time_map", "Fixed-rate traces keep structure where they lose identity (lag 2, vocabulary / width 16)",
           "beyond the paper (its boundary, mapped)", None, "06_boundary_map",

@@ -27,15 +27,21 @@ class SelectivePredictor(Predictor):
     Not bounded by the data processing inequality on the fixed traces. ``b_a`` starts at the
     logits of rates log-spaced between the paper's fastest and slowest alphas, so training
     starts near a fixed multi-timescale bank. ``N = S d / 3`` (``d`` for three rates) matches the
-    linear predictor's parameters. Scan: :func:`selective_scan`. ``(B, T, D), (B, T, S, D) ->
-    (B, T, D)``.
+    linear predictor's parameters; ``d_state`` sets ``N`` instead (notebook 05's equal-state
+    control: ``N = S d``, the size of the fixed trace bank). Scan: :func:`selective_scan`.
+    ``(B, T, D), (B, T, S, D) -> (B, T, D)``.
+
+    Raises:
+        ValueError: ``d_state`` below 1.
     """
 
-    def __init__(self, config):
+    def __init__(self, config, d_state: int | None = None):
         super().__init__(config)
         D = config.d_model
+        if d_state is not None and (isinstance(d_state, bool) or not isinstance(d_state, int) or d_state < 1):
+            raise ValueError(f"selective d_state must be an integer >= 1 or None, got {d_state!r}")
         self.max_rate = SELECTIVE_MAX_RATE
-        self.d_state = reader_width(config, 3 * D)
+        self.d_state = reader_width(config, 3 * D) if d_state is None else d_state
         self.rate = nn.Linear(D, self.d_state, bias=False)
         self.value = nn.Linear(D, self.d_state)
         self.out = nn.Linear(self.d_state, D)

@@ -127,31 +127,40 @@ NOT_ATTRIBUTABLE = "not attributable at this budget"
 """The attribution row's third verdict: neither the traces nor the reader is shown to lose the key."""
 
 
-def traces_lose(spen: str = "recall_acc_spen_", learned: str = "recall_acc_gru_",
+def traces_lose(spen: str = "recall_acc_spen_", learned: str | tuple[str, ...] = "recall_acc_gru_",
                 oracle: str = "recall_acc_oracle_") -> Rule:
-    """The attribution of a recall failure (see the docstring set below); per ``N`` of ``spen``."""
+    """The attribution of a recall failure (see the docstring set below); per ``N`` of ``spen``.
+    ``learned``: the prefix of a learned recurrence of equal state, or several (the GRU and
+    SPEN-selective at equal state): any one that recalls, CIs apart above SPEN, counts."""
+    prefixes = (learned,) if isinstance(learned, str) else tuple(learned)
+
     def rule(m: Metrics) -> tuple[str, str]:
-        ns = [n for n in _sizes(m, spen) if f"{learned}{n}" in m and f"{oracle}{n}" in m]
+        ns = [n for n in _sizes(m, spen) if any(f"{g}{n}" in m for g in prefixes) and f"{oracle}{n}" in m]
         if not ns:
-            raise KeyError(f"no N with all of {spen}, {learned} and {oracle}")
+            raise KeyError(f"no N with all of {spen}, {' or '.join(prefixes)} and {oracle}")
         yes, no, parts = [], [], []
         for n in ns:
-            s, g, o = f"{spen}{n}", f"{learned}{n}", f"{oracle}{n}"
+            s, o = f"{spen}{n}", f"{oracle}{n}"
+            gs = [f"{g}{n}" for g in prefixes if f"{g}{n}" in m]
             spen_fails, oracle_fails = not recalls(_m(m, s)), not recalls(_m(m, o))
-            learned_wins = recalls(_m(m, g)) and _m(m, g) - _ci(m, g) > _m(m, s) + _ci(m, s)
+            learned_wins = any(recalls(_m(m, g)) and _m(m, g) - _ci(m, g) > _m(m, s) + _ci(m, s) for g in gs)
             if oracle_fails and learned_wins and spen_fails:
                 yes.append(n)
             elif spen_fails and not oracle_fails:
                 no.append(n)
-            parts.append(f"N={n}: SPEN {_m(m, s):.2f}, learned recurrence {_m(m, g):.2f}, oracle {_m(m, o):.2f}")
+            best = max(gs, key=lambda g: _m(m, g))
+            each = (" [" + ", ".join(f"{g[len('recall_acc_'):-len(str(n)) - 1]} {_m(m, g):.2f}" for g in gs) + "]"
+                    if len(gs) > 1 else "")
+            parts.append(f"N={n}: SPEN {_m(m, s):.2f}, learned recurrence {_m(m, best):.2f}, oracle {_m(m, o):.2f}"
+                         + each)
         text = "; ".join(parts)
         if yes:
             return "yes", f"{text} (at N={', '.join(map(str, yes))} the traces lose the key, a learned state keeps it)"
         if no:
             return "no", f"{text} (at N={', '.join(map(str, no))} the oracle reads the key from the traces; SPEN does not)"
         return NOT_ATTRIBUTABLE, text
-    rule.__doc__ = (f"yes if at some N the trace oracle fails (< {RECALL_CAPACITY:g}), the learned recurrence of "
-                    f"equal state succeeds (>= {RECALL_CAPACITY:g}, CIs apart above SPEN) and SPEN fails; no if the "
+    rule.__doc__ = (f"yes if at some N the trace oracle fails (< {RECALL_CAPACITY:g}), a learned recurrence of "
+                    f"equal state (the GRU or SPEN-selective) succeeds (>= {RECALL_CAPACITY:g}, CIs apart above SPEN) and SPEN fails; no if the "
                     "oracle succeeds where SPEN fails (the information is in the traces, SPEN does not read it); "
                     f"otherwise {NOT_ATTRIBUTABLE}")
     return rule
