@@ -225,7 +225,8 @@ display(codes_table.drop(columns="key"))
 codes_metrics = {"spcn_floor_content_acc_B": codes_seed["codes_floor"].tolist(),
                  "spcn_learned_content_acc_B": codes_seed["codes_hebbian"].tolist(),
                  "backprop_content_acc_B": codes_seed["codes_backprop"].tolist(),
-                 "spcn_category_codes_content_acc_B": codes_seed["codes_category"].tolist()}
+                 "spcn_category_codes_content_acc_B": codes_seed["codes_category"].tolist(),
+                 "backprop_codes_lr_B": [r["codes_B"]["bp_lr"] for r in results.values()]}
 codes_verdict = verdict_for("learning", codes_metrics, profile)
 fig, ax = plt.subplots(figsize=(9, 3.8))
 long = codes_seed.melt(id_vars="seed", value_vars=list(CODE_READOUTS), var_name="key", value_name="accuracy")

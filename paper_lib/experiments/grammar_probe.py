@@ -37,7 +37,7 @@ import torch
 from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, function_words, generate, make_split
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
-from ..models.learned_codes import CodeLearningConfig, backprop_codes, category_codes, hebbian_codes
+from ..models.learned_codes import CodeLearningConfig, category_codes, hebbian_codes, select_backprop_codes
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
 from ..pipeline.rules import paired_difference
@@ -88,6 +88,7 @@ class Settings:
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))  # paper_lib.models.gru
     n_test_B: int = 500                  # Grammar B sentences scored (as notebook 02's; no label used to learn)
     n_unlabelled_B: int = 500            # unlabelled B sentences the code learners read (none of them scored)
+    n_heldout_B: int = 200               # further unlabelled B sentences that choose the ceiling's step size (next-word loss)
     codes: CodeLearningConfig = field(default_factory=CodeLearningConfig)  # paper_lib.models.learned_codes
 
     def __post_init__(self):
@@ -173,20 +174,26 @@ def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> 
     ``train``'s labels. Scored on ``settings.n_test_B`` B sentences (``generate("B", n, seed)``, the
     sentences notebook 02 scores), on the tokens that are not function words. The code learners read
     ``train`` and ``settings.n_unlabelled_B`` other B sentences (drawn excluding the scored ones), no label.
+    The ceiling's step size is chosen by next-word loss on ``settings.n_heldout_B`` further unlabelled B
+    sentences, disjoint from both (:func:`paper_lib.models.learned_codes.select_backprop_codes`; our design).
 
     Returns:
         ``{"acc": {readout: accuracy on B's content tokens in [0, 1]}, "acc_all": {readout: on every
-        B token}, "bp_history": next-word loss per epoch (nats/token), "n_content": content tokens scored}``.
+        B token}, "bp_history": the chosen ceiling's next-word loss per epoch (nats/token), "bp_lr": its
+        step size, "bp_heldout_loss": {step size: held-out loss (nats/token)}, "n_content": content tokens scored}``.
     """
     gcfg = grammar_config(settings)
     test_b = generate("B", settings.n_test_B, seed, gcfg)
     pool_b = generate("B", settings.n_unlabelled_B, seed, gcfg, exclude=map(tuple, test_b.sentences))
+    held_b = generate("B", settings.n_heldout_B, seed, gcfg,
+                      exclude=map(tuple, test_b.sentences + pool_b.sentences))
     pool = train.sentences + pool_b.sentences
     cfg, d = replace(settings.spcn, seed=seed), settings.spcn.d_code
     y_tr, y_b = train.flat_roles(), test_b.flat_roles()
     content = ~np.isin(np.asarray(test_b.flat_words(), dtype=object), list(function_words()))
-    bp, bp_history = backprop_codes(pool, seed, d, settings.codes)
-    codes = {"codes_floor": None, "codes_hebbian": hebbian_codes(pool, seed, d, settings.codes), "codes_backprop": bp,
+    ceiling = select_backprop_codes(pool, held_b.sentences, seed, d, settings.codes)
+    codes = {"codes_floor": None, "codes_hebbian": hebbian_codes(pool, seed, d, settings.codes),
+             "codes_backprop": ceiling["codes"],
              "codes_category": category_codes(seed, d)}
     acc, acc_all = {}, {}
     for key, c in codes.items():
@@ -195,7 +202,8 @@ def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> 
                                  max_iter=settings.probe_max_iter, seed=seed)
         ok = probe.predict(model.token_features(test_b.sentences)) == y_b
         acc[key], acc_all[key] = float(ok[content].mean()), float(ok.mean())
-    return {"acc": acc, "acc_all": acc_all, "bp_history": bp_history, "n_content": int(content.sum())}
+    return {"acc": acc, "acc_all": acc_all, "bp_history": ceiling["history"], "bp_lr": ceiling["lr"],
+            "bp_heldout_loss": ceiling["held_out_loss"], "n_content": int(content.sum())}
 
 
 def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str, Any]:

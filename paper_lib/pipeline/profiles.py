@@ -51,7 +51,7 @@ PROFILES: dict[str, dict[str, dict]] = {
         "grammar_probe": {"n_train": 150, "n_test": 60, "seeds": [0, 1], "probe_max_iter": 20, "n_clusters": 32,
                           "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
                           "backprop": {"epochs": 1}, "rules": ["pghu", "none"], "n_test_B": 60,
-                          "n_unlabelled_B": 60, "codes": {"bp_epochs": 1}},
+                          "n_unlabelled_B": 60, "n_heldout_B": 30, "codes": {"bp_epochs": 1}},
         "transfer": {"n_train": 150, "n_test": 60, "n_test_B": 60, "seeds": [0, 1], "probe_max_iter": 20,
                      "n_clusters": 32, "spcn": {"d_code": 64, "n_columns": 4, "epochs": 1}, "bigru": {"epochs": 2},
                      "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "workers": 1,
