@@ -95,6 +95,11 @@ def _vocab_ids(sentences: Sequence[Sequence[str]]) -> tuple[list[str], Tensor, T
     if len(sentences) == 0 or min(len(s) for s in sentences) == 0:
         raise ValueError("code learning needs at least one sentence and no empty sentence")
     vocab = sorted({w for s in sentences for w in s})
+    return (vocab, *_padded_ids(sentences, vocab))
+
+
+def _padded_ids(sentences: Sequence[Sequence[str]], vocab: Sequence[str]) -> tuple[Tensor, Tensor]:
+    """``(B, T)`` long ids of ``sentences`` in ``vocab`` (0 on padding) and the ``(B, T)`` bool mask."""
     index = {w: i for i, w in enumerate(vocab)}
     T = max(len(s) for s in sentences)
     ids = torch.zeros(len(sentences), T, dtype=torch.long)
@@ -102,7 +107,7 @@ def _vocab_ids(sentences: Sequence[Sequence[str]]) -> tuple[list[str], Tensor, T
     for b, s in enumerate(sentences):
         ids[b, : len(s)] = torch.tensor([index[w] for w in s])
         mask[b, : len(s)] = True
-    return vocab, ids, mask
+    return ids, mask
 
 
 def _ema(x: Tensor, alpha: float, reverse: bool = False) -> Tensor:
@@ -222,13 +227,7 @@ def backprop_codes(sentences: Sequence[Sequence[str]], seed: int, d_code: int,
 @torch.no_grad()
 def _held_out_loss(net: _NextWord, vocab: Sequence[str], held_out: Sequence[Sequence[str]]) -> float:
     """Mean next-word cross-entropy (nats per token) of ``held_out`` (all its words in ``vocab``)."""
-    index = {w: i for i, w in enumerate(vocab)}
-    T = max(len(s) for s in held_out)
-    ids = torch.zeros(len(held_out), T, dtype=torch.long)
-    mask = torch.zeros(len(held_out), T, dtype=torch.bool)
-    for b, s in enumerate(held_out):
-        ids[b, : len(s)] = torch.tensor([index[w] for w in s])
-        mask[b, : len(s)] = True
+    ids, mask = _padded_ids(held_out, vocab)
     return float(net(ids, mask))
 
 
