@@ -223,8 +223,14 @@ def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
     two workers finish together; rows in the order of :func:`time_jobs`). ``progress``: a tqdm bar."""
     jobs = time_jobs(s)
     cost = {"oracle_identity": 3, "oracle_structure": 3, "bank": 0}   # the oracle's fits first, then the learned states
-    order = sorted(range(len(jobs)), key=lambda i: (-cost.get(jobs[i][0], 1), -jobs[i][1], i))
-    done = parallel_map(_time_job, [(s, *jobs[i]) for i in order], workers=s.workers,
+    return _costliest_first(_time_job, s, jobs, lambda job: (-cost.get(job[0], 1), -job[1]), progress)
+
+
+def _costliest_first(fn, s: Settings, jobs: list[tuple], key, progress) -> pd.DataFrame:
+    """``fn(s, *job)`` for every job in ``s.workers`` processes, handed out in ``key`` order (the
+    costliest first, so two workers finish together), the frames concatenated in ``jobs`` order."""
+    order = sorted(range(len(jobs)), key=lambda i: (*key(jobs[i]), i))
+    done = parallel_map(fn, [(s, *jobs[i]) for i in order], workers=s.workers,
                         progress=progress is not None, bar=progress)
     frames = [None] * len(jobs)
     for i, df in zip(order, done, strict=True):
@@ -362,13 +368,7 @@ def run_depth_map(s: Settings, progress=None) -> pd.DataFrame:
     """:func:`run_depth` at every (width, depth, arm) in ``s.workers`` processes (the deepest
     first; rows in (width, depth, arm) order). ``progress``: a tqdm bar advanced per run."""
     runs = [(arm, L, d) for d in s.widths for L in s.depths for arm in s.arms]
-    order = sorted(range(len(runs)), key=lambda i: (-runs[i][1] * (runs[i][2] + 16), i))   # cost ~ L (d + 16)
-    done = parallel_map(run_depth, [(s, *runs[i]) for i in order], workers=s.workers,
-                        progress=progress is not None, bar=progress)
-    frames = [None] * len(runs)
-    for i, df in zip(order, done, strict=True):
-        frames[i] = df
-    return pd.concat(frames, ignore_index=True)
+    return _costliest_first(run_depth, s, runs, lambda run: (-run[1] * (run[2] + 16),), progress)  # cost ~ L (d + 16)
 
 
 def depth_metrics(curves: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
