@@ -67,9 +67,43 @@ def test_training_solves_one_pair_and_scores_only_answers():
     s = ar.settings_for("smoke", {"steps": 300, "warmup_steps": 10, "batch_size": 32, "delay": 1})
     t = MQARTask(n_keys=8, n_values=8, n_queries=1, seq_len=6, delay=1)
     model = ar.build("gru", s, t.vocab_size, d_model=32, seq_len=6, seed=0)
-    model, loss = ar.train_recall(model, t, [1], s, lr=1e-2, steps=s.steps, seed=0)
+    model, loss, ran = ar.train_recall(model, t, [1], s, lr=1e-2, steps=s.steps, seed=0)
     acc = ar.accuracy_by_pairs(model, t, [1], 256, ar.TEST_SEED)
-    assert acc[1] > 0.9 and loss < 0.5
+    assert acc[1] > 0.9 and loss < 0.5 and ran == 250           # solved by the check at step 250: it stops there
+
+
+class _Lookup(nn.Module):
+    """Reads single-hop MQAR exactly (the value paired with the key ``delay`` tokens back), or, with
+    ``solve=False``, always answers the first value; one weight so that the optimiser has work."""
+
+    def __init__(self, mqar: MQARTask, solve: bool):
+        super().__init__()
+        self.mqar, self.solve, self.w = mqar, solve, nn.Parameter(torch.zeros(()))
+
+    def forward(self, idx, targets=None):
+        K, V, d = self.mqar.n_keys, self.mqar.n_values, self.mqar.delay
+        pair = (idx > K + V) & (idx <= K + V + K * V)                              # (B, T) pair tokens
+        key, value = (idx - K - V - 1) // V + 1, (idx - K - V - 1) % V + K + 1      # (B, T) their key, value
+        table = torch.zeros(idx.shape[0], K + 1, dtype=torch.long)                 # (B, K + 1) key -> value
+        table.scatter_(1, torch.where(pair, key, 0), torch.where(pair, value, 0))
+        asked = torch.roll(idx, d, dims=1).clamp(max=K) * (torch.roll(idx, d, dims=1) <= K)
+        answer = table.gather(1, asked) if self.solve else torch.full_like(idx, K + 1)
+        logits = 10 * nn.functional.one_hot(answer, self.mqar.vocab_size).float() + self.w
+        loss = None if targets is None else nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return logits, loss
+
+
+def test_a_run_stops_once_it_solves_the_task_on_validation():
+    """A model that solves the task stops at the first check; one that does not runs every step."""
+    s = ar.settings_for("smoke", {"check_every": 3, "val_sequences": 32})
+    t = MQARTask(n_keys=8, n_values=8, n_queries=4, seq_len=16, delay=1, single_hop=True)
+    solver = _Lookup(t, solve=True)
+    assert ar.accuracy_by_pairs(solver, t, [2, 4], 64, ar.TEST_SEED) == {2: 1.0, 4: 1.0}
+    assert ar.train_recall(solver, t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2] == 3
+    guesser = _Lookup(t, solve=False)
+    assert ar.train_recall(guesser, t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2] == 10
+    never = ar.settings_for("smoke", {"check_every": 3, "val_sequences": 32, "solved_stop": 1.5})
+    assert ar.train_recall(_Lookup(t, solve=True), t, [2, 4], never, lr=1e-3, steps=10, seed=0)[2] == 10
 
 
 class _Oracle(nn.Module):
@@ -88,7 +122,7 @@ class _Oracle(nn.Module):
 
 def test_accuracy_by_distance_bins_answers():
     t = MQARTask(n_keys=8, n_values=8, n_queries=2, seq_len=40, gap=(0, 30))
-    df = ar.accuracy_by_distance(_Oracle(t, 16), t, 2, 200, bins=(0, 8, 16))
+    df = ar.accuracy_by_distance(_Oracle(t, 16), t, 2, 200, bins=(0, 8, 16), seed=ar.TEST_SEED)
     assert list(df.distance_lo) == [0, 8, 16]
     assert df.accuracy.tolist()[:2] == [1.0, 1.0] and df.accuracy.iloc[2] == 0.0
     assert df.answers.sum() == 400

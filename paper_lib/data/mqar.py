@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import pandas as pd
 import torch
 from torch import Tensor
 
@@ -214,3 +215,39 @@ def query_accuracy(logits: Tensor, targets: Tensor) -> tuple[int, int]:
     ``targets`` ``(B, T)`` at the positions whose target is not ``-100``."""
     mask = targets != IGNORE
     return int((logits.argmax(-1)[mask] == targets[mask]).sum()), int(mask.sum())
+
+
+def model_device(model) -> torch.device:
+    """The device of ``model``'s first parameter (the CPU for a model without parameters)."""
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+@torch.no_grad()
+def accuracy_by_pairs(model, mqar: MQARTask, n_pairs: Sequence[int], n_seqs: int, seed: int) -> dict[int, float]:
+    """Query accuracy (fraction) at each pair count on ``n_seqs`` fresh sequences drawn with ``seed``."""
+    out = {}
+    for n in n_pairs:
+        b = sample_mqar(mqar, n, n_seqs, seed + n)
+        right, total = query_accuracy(model(b.inputs.to(model_device(model)))[0].cpu(), b.targets)
+        out[int(n)] = right / total
+    return out
+
+
+@torch.no_grad()
+def accuracy_by_distance(model, mqar: MQARTask, n_pairs: int, n_seqs: int, bins: Sequence[int],
+                         seed: int) -> pd.DataFrame:
+    """Query accuracy binned by key-query distance (tokens) on ``n_seqs`` fresh sequences drawn with
+    ``seed``: rows ``distance_lo, distance_hi, accuracy, answers`` (empty bins left out)."""
+    b = sample_mqar(mqar, n_pairs, n_seqs, seed)
+    mask = b.targets != -100
+    right = (model(b.inputs.to(model_device(model)))[0].argmax(-1).cpu() == b.targets)[mask].numpy()
+    dist = b.distance[mask].numpy()
+    edges = list(bins) + [max(int(dist.max()) + 1, bins[-1] + 1)]
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        sel = (dist >= lo) & (dist < hi)
+        if sel.any():
+            rows.append({"distance_lo": lo, "distance_hi": hi, "accuracy": float(right[sel].mean()),
+                         "answers": int(sel.sum())})
+    return pd.DataFrame(rows)
