@@ -42,10 +42,21 @@ def test_hebbian_codes_carry_the_category_across_grammars(pool):
 
 
 def test_backprop_codes_lower_the_next_word_loss_and_repeat(pool):
-    cfg, few = CodeLearningConfig(bp_epochs=2, bp_batch_size=8), pool[130:170]  # A and B sentences
+    cfg, few = CodeLearningConfig(bp_epochs=2, bp_batch_size=8, bp_objective="next_word"), pool[130:170]  # A and B
     codes, hist = backprop_codes(few, 0, 32, cfg)
     assert len(hist) == 2 and hist[-1] < hist[0] - 0.3                            # nats per token
     np.testing.assert_array_equal(codes["the"], backprop_codes(few, 0, 32, cfg)[0]["the"])
+
+
+def test_cloze_ceiling_learns_codes_from_both_sides(pool):
+    """The default ceiling fills a word in from both sides; its codes move B's content words toward
+    A's of the same category (random codes: under 0.4), and the fill-in loss falls."""
+    assert CodeLearningConfig().bp_objective == "cloze"
+    codes, hist = backprop_codes(pool, 0, 64, CodeLearningConfig(bp_lr=0.1))
+    assert hist[-1] < hist[0] - 2.0                                             # nats per token, 8 passes
+    assert _same_category_share(codes) > 0.6
+    with pytest.raises(ValueError, match=r"^unknown bp_objective 'mlm'; allowed: cloze, next_word$"):
+        CodeLearningConfig(bp_objective="mlm")
 
 
 def test_category_oracle_and_bad_input():

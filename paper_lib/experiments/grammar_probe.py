@@ -16,7 +16,7 @@ On A the fixed word code and its traces already do the job (the ceiling does not
 floor), so :func:`code_learning_readouts` asks the question where they cannot (issue 23 item 1):
 Grammar B's unseen content words. The same SPCN and probe (trained on A's labels), with the
 word codes fixed (the floor), learned by the Hebbian context rule from unlabelled A and B
-sentences, learned by backprop on next-word prediction of the same sentences (the ceiling), or
+sentences, learned by backprop on a two-sided fill-in (cloze) loss on the same sentences (the ceiling), or
 copied from A's words of the same category (an oracle of the readout),
 :mod:`paper_lib.models.learned_codes`; scored on B's content-word tokens as notebook 02 scores
 ``spcn_content_acc_B``.
@@ -88,7 +88,7 @@ class Settings:
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))  # paper_lib.models.gru
     n_test_B: int = 500                  # Grammar B sentences scored (as notebook 02's; no label used to learn)
     n_unlabelled_B: int = 500            # unlabelled B sentences the code learners read (none of them scored)
-    n_heldout_B: int = 200               # further unlabelled B sentences that choose the ceiling's step size (next-word loss)
+    n_heldout_B: int = 200               # further unlabelled B sentences that choose the ceiling's step size (its fill-in loss)
     codes: CodeLearningConfig = field(default_factory=CodeLearningConfig)  # paper_lib.models.learned_codes
 
     def __post_init__(self):
@@ -174,12 +174,12 @@ def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> 
     ``train``'s labels. Scored on ``settings.n_test_B`` B sentences (``generate("B", n, seed)``, the
     sentences notebook 02 scores), on the tokens that are not function words. The code learners read
     ``train`` and ``settings.n_unlabelled_B`` other B sentences (drawn excluding the scored ones), no label.
-    The ceiling's step size is chosen by next-word loss on ``settings.n_heldout_B`` further unlabelled B
+    The ceiling's step size is chosen by its own label-free loss on ``settings.n_heldout_B`` further unlabelled B
     sentences, disjoint from both (:func:`paper_lib.models.learned_codes.select_backprop_codes`; our design).
 
     Returns:
         ``{"acc": {readout: accuracy on B's content tokens in [0, 1]}, "acc_all": {readout: on every
-        B token}, "bp_history": the chosen ceiling's next-word loss per epoch (nats/token), "bp_lr": its
+        B token}, "bp_history": the chosen ceiling's training loss per epoch (nats/token), "bp_lr": its
         step size, "bp_heldout_loss": {step size: held-out loss (nats/token)}, "n_content": content tokens scored}``.
     """
     gcfg = grammar_config(settings)
