@@ -74,6 +74,7 @@ from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
 from paper_lib.experiments import boundary_map as bm
+from paper_lib.models.depth_probe import INPUT_DEPENDENT_ARMS, LEARNED_ARMS
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
@@ -301,6 +302,27 @@ display(Markdown(
     f"{time.perf_counter() - t_start:.0f} s.\n\n"
     + verdict_for("time_map", metrics, profile).markdown(CLAIMS_BY_KEY["time_map"]) + "\n\n"
     + verdict_for("depth_map", metrics, profile).markdown(CLAIMS_BY_KEY["depth_map"])))
+# Which learned arm carries the depth row, and is its selection input-dependent? (The paper's wording is
+# "only learned, *input-dependent* selection avoids dilution"; the row's rule asks for a learned arm.)
+L = max(S.depths)
+both = {a: mean_ci95(metrics[f"depth_both_acc_{a}_{L}"]) for a in S.arms if f"depth_both_acc_{a}_{L}" in metrics}
+learned = [a for a in LEARNED_ARMS if a in both]
+if learned:
+    best = max(learned, key=lambda a: both[a]["mean"])
+    dep = [a for a in INPUT_DEPENDENT_ARMS if a in both]
+    beaten = [a for a in dep if both[a]["mean"] + both[a]["ci95"] < both[best]["mean"] - both[best]["ci95"]]
+    display(Markdown(
+        f"**Which learned arm holds at n_layer {L}** (the smaller of copy and state accuracy, d_model {S.widths[-1]}): "
+        + "; ".join(f"`{a}` {format_mean_ci(metrics[f'depth_both_acc_{a}_{L}'], 2)}"
+                    for a in S.arms if a in both) + ". "
+        + (f"The best learned arm, `{best}`, is input-dependent: the row's \"learned selection\" is the paper's kind."
+           if best in INPUT_DEPENDENT_ARMS else
+           f"The best learned arm, `{best}`, learns its mix of earlier layers once, **the same for every input**; "
+           + (f"the input-dependent arms ({', '.join(f'`{a}`' for a in beaten)}) stay below it with CIs apart. So "
+              "learned coefficients avoid dilution in depth here, and \"only learned, input-dependent selection avoids "
+              "it\" is **not supported** at this budget." if beaten and len(beaten) == len(dep) else
+              "the input-dependent arms are not below it with CIs apart, so which kind of learning matters is not "
+              "decided at this budget."))))
 # How firm the time row's gate is: it reads the oracle's upper CI, as the rule reads the bank's.
 if "time_identity_oracle" in metrics and len(metrics["time_identity_oracle"]) > 1:
     o = mean_ci95(metrics["time_identity_oracle"])

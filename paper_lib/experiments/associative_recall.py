@@ -304,11 +304,18 @@ def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
     With ``s.workers > 1`` the jobs run in that many worker processes
     (:func:`paper_lib.pipeline.parallel.parallel_map`, one torch thread each: the two cores of a
     laptop train two small models at once); every job seeds itself, so the rows do not depend on
-    the number of workers. ``progress``: a tqdm bar advanced per job.
+    the number of workers. The jobs are handed out costliest first (``RUN_COST``), so that the workers
+    finish together. ``progress``: a tqdm bar advanced per job.
     """
-    results = parallel_map(_job, [(s, *job) for job in jobs], workers=s.workers, progress=progress is not None,
-                           bar=progress)
-    return [r for rows in results for r in rows]
+    order = sorted(range(len(jobs)), key=lambda i: -RUN_COST.get(jobs[i][1], 1) * jobs[i][2])  # cost ~ width
+    done = parallel_map(_job, [(s, *jobs[i]) for i in order], workers=s.workers, progress=progress is not None,
+                        bar=progress)
+    results = dict(zip(order, done, strict=True))
+    return [r for i in range(len(jobs)) for r in results[i]]
+
+
+RUN_COST = {"gru": 155, "spen_selective": 150, "spen_linear": 75, "oracle": 30, "spen_token_attention": 20,
+            "transformer": 15}  # seconds of a run at width 64, one core (calibration part 4): only the order matters
 
 
 def choose_lrs(s: Settings, progress=None) -> tuple[dict[str, float], pd.DataFrame]:

@@ -41,6 +41,8 @@ FIXED_ARMS: tuple[str, ...] = ("plain", "decay", "lnscale")
 """Arms whose accumulation coefficients are fixed (``lnscale``: fixed, but rescaled by depth)."""
 LEARNED_ARMS: tuple[str, ...] = ("dwa", "gate", "highway")
 """Arms whose coefficients are learned (``dwa``: input-independent; ``gate``/``highway``: input-dependent)."""
+INPUT_DEPENDENT_ARMS: tuple[str, ...] = ("gate", "highway")
+"""Learned arms whose coefficients depend on the input (the paper's "learned, input-dependent selection")."""
 
 
 def chain_table(n_states: int, n_inputs: int, seed: int) -> Tensor:
