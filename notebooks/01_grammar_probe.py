@@ -225,7 +225,7 @@ display(Markdown(
 
 # %%
 codes_seed = pd.DataFrame([{"seed": s, **r["codes_B"]["acc"]} for s, r in results.items()])
-out.save_data(codes_seed, "learned_codes_B")
+out.save_data(codes_seed, "learned_codes_B_per_seed")  # per seed; the summary table below is learned_codes_B
 codes_table = summary_table(codes_seed, list(CODE_READOUTS))
 codes_table["all B tokens"] = [format_mean_ci(mean_ci95([r["codes_B"]["acc_all"][k] for r in results.values()]))
                                for k in CODE_READOUTS]
