@@ -213,10 +213,10 @@ display(Markdown(
 # word predicted from the traces of the words before and after it, the context the Hebbian rule
 # reads, through learned maps and an output table of its own; its Adam step size chosen per seed by
 # the same loss on held-out unlabelled B sentences). Until the seventh session the ceiling predicted
-# the next word from the left trace only, with the codes tied as the output table; measured at cpu
-# on seeds 0-4 it read 0.364 ± 0.095, below the Hebbian codes, and its lower bound missed the floor's
-# upper bound by 0.003, so the row could not decide. The fill-in loss on seeds 0 / 1 / 2 (outside the
-# notebook, the same readout): 0.428 / 0.466 / 0.289 against the floor's 0.181 / 0.277 / 0.224; tied
+# the next word from the left trace only, with the codes tied as the output table; its published cpu
+# run (288434a, sixth session, another machine) read 0.364 ± 0.095 on seeds 0-4, below the Hebbian codes, and its lower bound missed the floor's
+# upper bound by 0.003, so the row could not decide. The fill-in loss on seeds 0 / 1 / 2 (measured in
+# the seventh session outside the notebook, the same readout): 0.428 / 0.466 / 0.289 against the floor's 0.181 / 0.277 / 0.224; tied
 # output codes scored 0.126 on seed 0 (a code that must also be predicted keeps its word apart).
 # An **oracle**
 # gives each B word the fixed code of the A word of its category (what the readout can do with

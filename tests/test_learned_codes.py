@@ -98,14 +98,14 @@ def test_b_content_readout_at_smoke():
 
 
 def test_select_backprop_codes_keeps_the_step_size_with_the_lowest_held_out_loss(pool):
-    from paper_lib.models.learned_codes import _held_out_loss, _train_next_word
+    from paper_lib.models.learned_codes import _held_out_loss, _train_codes
     train, held = pool[130:170], pool[170:200]                                    # disjoint; B sentences held out
     cfg = CodeLearningConfig(bp_epochs=1, bp_batch_size=8, bp_lr_grid=(0.001, 0.03, 3.0))
     out = select_backprop_codes(train, held, 0, 32, cfg)
     losses = out["held_out_loss"]
     assert list(losses) == [0.001, 0.03, 3.0] and out["lr"] == min(losses, key=losses.get)
     assert out["lr"] == 0.03 and losses[0.03] < losses[0.001] - 0.1              # too small and too large lose
-    vocab, net, _ = _train_next_word(train, 0, 32, CodeLearningConfig(bp_epochs=1, bp_batch_size=8, bp_lr=0.03))
+    vocab, net, _ = _train_codes(train, 0, 32, CodeLearningConfig(bp_epochs=1, bp_batch_size=8, bp_lr=0.03))
     kept = [s for s in held if set(s) <= set(vocab)]
     assert losses[0.03] == pytest.approx(_held_out_loss(net, vocab, kept))        # the loss it compared
     np.testing.assert_array_equal(out["codes"]["the"], select_backprop_codes(train, held, 0, 32, cfg)["codes"]["the"])

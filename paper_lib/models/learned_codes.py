@@ -34,16 +34,17 @@ without the precision gate.
   (the Hebbian rule's two-sided context, EMA rate ``bp_alpha``, learned maps) against an output
   table of its own, so a code is learned only as the context of its neighbours (word2vec's input
   vectors). ``bp_objective="next_word"`` is the first ceiling: next-word cross-entropy from the
-  left trace, the codes tied as the output embedding (its passes chosen on seed 0 as above). Measured
-  at cpu: next-word codes read B's content words at 0.364 ± 0.095 (seeds 0-4), the fill-in codes
-  0.428 / 0.466 / 0.289 on seeds 0-2 (floor 0.181 / 0.277 / 0.224), tied fill-in codes 0.126 on seed 0.
+  left trace, the codes tied as the output embedding (its passes chosen on seed 0 as above). At cpu,
+  next-word codes read B's content words at 0.364 ± 0.095 (seeds 0-4; the sixth session's published
+  run, 288434a, on another machine); measured in the seventh session, the fill-in codes 0.428 / 0.466
+  / 0.289 on seeds 0-2 (floor 0.181 / 0.277 / 0.224), tied fill-in codes 0.126 on seed 0.
   :func:`select_backprop_codes` picks its Adam step size per seed from ``bp_lr_grid``: one
   training per grid point, kept is the one with the lowest loss of its objective on **held-out
   unlabelled** sentences (disjoint from the training and the scored ones; label-free model
   selection, **our design**: one fixed step size left the ceiling below the Hebbian codes and
-  swung it by +-0.1 per seed between step sizes 0.03 and 0.1). Caveat, measured at the cpu
-  profile on seeds 0-4 with the next-word objective (the fill-in one also picked 0.03 on seeds
-  0-2): the held-out loss picks the grid's smallest step (0.03) on every seed,
+  swung it by +-0.1 per seed between step sizes 0.03 and 0.1). Caveat, measured in the sixth
+  session at the cpu profile on seeds 0-4 with the next-word objective (the fill-in one, in the
+  seventh, also picked 0.03 on every seed): the held-out loss picks the grid's smallest step (0.03) on every seed,
   and on a grid (0.003, 0.01, 0.03) it picks 0.003 (lower held-out loss, 2.70-2.73 nats against
   2.86-2.94), where the content accuracy on B falls back toward the floor (0.17-0.34 on seeds
   0-4 against the floor's 0.18-0.28): a lower next-word loss does not mean codes that carry
@@ -220,7 +221,7 @@ OBJECTIVES = {"cloze": _Cloze, "next_word": _NextWord}
 """The backprop ceiling's label-free objectives (``CodeLearningConfig.bp_objective``)."""
 
 
-def _train_next_word(sentences, seed: int, d_code: int, cfg: CodeLearningConfig):
+def _train_codes(sentences, seed: int, d_code: int, cfg: CodeLearningConfig):
     """Adam on the ceiling's objective (``cfg.bp_objective``); returns ``(vocab, net, history)`` (nats per
     token per epoch)."""
     vocab, ids, mask = _vocab_ids(sentences)
@@ -255,7 +256,7 @@ def backprop_codes(sentences: Sequence[Sequence[str]], seed: int, d_code: int,
     Raises:
         ValueError: no sentences or an empty sentence.
     """
-    vocab, net, history = _train_next_word(sentences, seed, d_code, cfg or CodeLearningConfig())
+    vocab, net, history = _train_codes(sentences, seed, d_code, cfg or CodeLearningConfig())
     return _as_dict(vocab, net.E), history
 
 
@@ -291,7 +292,7 @@ def select_backprop_codes(sentences: Sequence[Sequence[str]], held_out: Sequence
         raise ValueError("select_backprop_codes needs held-out sentences (length > 1) whose words all occur in sentences")
     best, losses = None, {}
     for lr in cfg.bp_lr_grid:
-        vocab, net, history = _train_next_word(sentences, seed, d_code, replace(cfg, bp_lr=lr))
+        vocab, net, history = _train_codes(sentences, seed, d_code, replace(cfg, bp_lr=lr))
         losses[lr] = _held_out_loss(net, vocab, held)
         if best is None or losses[lr] < losses[best[0]]:
             best = (lr, _as_dict(vocab, net.E), history)
