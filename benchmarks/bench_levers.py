@@ -12,8 +12,12 @@ thread is the step's own time; wall time on a shared machine varied 5x between r
   over the traces (:meth:`paper_lib.models.spen.SPENBlock._linear_mix_in`; the Transformer has no
   such layer: its cell equals ``chunked``). The other paths set ``SPENBlock.fuse_linear_mix = False``;
 - ``chunked+gemm+ffn``: with lever 3 as well, the sparse FFN's GELU and its gradient for the kept units
-  only, selected on the pre-activation (:class:`paper_lib.models.spen._KeptGELU`; SPEN only). The other
-  paths set ``SparseFFN.fuse_gelu_mask = False`` (GELU over every unit, threshold, in-place mask).
+  only, selected on the pre-activation (:class:`paper_lib.models.sparse_ffn._KeptGELU`; SPEN only). The other
+  paths set ``SparseFFN.fuse_gelu_mask = False`` (GELU over every unit, threshold, in-place mask);
+- ``chunked+gemm+ffn+csr``: with lever 4 as well, the whole sparse FFN as one function whose GEMMs after
+  the selection run over the kept units only, as sparse CSR products
+  (:class:`paper_lib.models.sparse_ffn._KeptFFN`; SPEN only). The other paths set
+  ``SparseFFN.sparse_gemms = False``.
 
 Cells are interleaved round by round and the median over ``--rounds`` is kept, so a change in the
 machine's load hits every cell alike; ``x_vs_previous`` is the median over rounds of each round's
@@ -49,7 +53,7 @@ from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENBlock  # noqa: E402
 from paper_lib.pipeline.threads import set_threads  # noqa: E402
 
-PATHS = ("unfused", "chunked", "chunked+gemm", "chunked+gemm+ffn")
+PATHS = ("unfused", "chunked", "chunked+gemm", "chunked+gemm+ffn", "chunked+gemm+ffn+csr")
 
 
 def step_fn(kind: str, seq_len: int, path: str, batch_tokens: int, d_model: int = 128):
@@ -63,8 +67,9 @@ def step_fn(kind: str, seq_len: int, path: str, batch_tokens: int, d_model: int 
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
 
     def step():
-        SPENBlock.fuse_linear_mix = path in ("chunked+gemm", "chunked+gemm+ffn")
-        SparseFFN.fuse_gelu_mask = path == "chunked+gemm+ffn"
+        SPENBlock.fuse_linear_mix = path in PATHS[2:]
+        SparseFFN.fuse_gelu_mask = path in PATHS[3:]
+        SparseFFN.sparse_gemms = path == PATHS[4]
         _, loss = model(x[:, :-1], x[:, 1:], return_logits=path == "unfused")
         opt.zero_grad(set_to_none=True)
         loss.backward()

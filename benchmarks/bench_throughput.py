@@ -13,7 +13,8 @@ spen_vs_shortest`` (SPEN's tokens/s over its own at the shortest length), ``cloc
 the process's CPU time, on one thread; wall time otherwise), the model FLOP utilisation
 (issue 26: ``flops_per_token`` counted by ``torch.utils.flop_counter`` with causal attention at half,
 ``gemm_peak_gflops`` the measured FP32 ``torch.mm`` peak on the same threads, ``mfu`` their ratio to the
-measured rate; ``benchmarks/_flops.py``) and the 1-minute load average before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of the sparse FFN's
+measured rate; ``benchmarks/_flops.py``; ``active_flops_per_token`` and ``mfu_active`` count SPEN's FFN
+after the selection over the kept units only: :func:`add_mfu`) and the 1-minute load average before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of the sparse FFN's
 selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same values and gradients:
 
 - ``scatter``: topk, then the kept values scattered into a zero-filled (tokens, d_ff) tensor (the first code);
@@ -22,9 +23,11 @@ selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same val
 - ``gather_rows``: only the ``k`` active rows of the output projection, ``F.embedding_bag`` with the
   kept values as weights (no dense hidden tensor into the projection);
 - ``masked_fill_partition``: the in-place mask with the threshold from ``numpy.partition``
-  (:func:`paper_lib.models.spen.kth_largest`; ``SparseFFN``'s dense path, ``fuse_gelu_mask = False``);
+  (:func:`paper_lib.models.sparse_ffn.kth_largest`; ``SparseFFN``'s dense path, ``fuse_gelu_mask = False``);
 - ``kept_gelu``: the selection on the pre-activation and GELU with its gradient for the kept units only
-  (issue 26, lever 3: :class:`paper_lib.models.spen._KeptGELU`; ``SparseFFN``'s default on the CPU).
+  (issue 26, lever 3: :class:`paper_lib.models.sparse_ffn._KeptGELU`; ``sparse_gemms = False``);
+- ``kept_ffn_csr``: lever 3's selection and every GEMM after it over the kept units only, as sparse CSR
+  products (issue 26, lever 4: :class:`paper_lib.models.sparse_ffn._KeptFFN`; ``SparseFFN``'s default on the CPU).
 
 Targets (issue 14): SPEN >= the Transformer at seq_len 1024, >= 2x at 4096, SPEN flat within 20%
 from 256 to 8192. The Transformer is timed up to ``--transformer-max`` tokens (attention's cost
@@ -124,17 +127,32 @@ def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int
 
 def add_mfu(df: pd.DataFrame, batch_tokens: int, peak: float) -> pd.DataFrame:
     """``df`` with ``flops_per_token`` (counted, :func:`_flops.training_flops_per_token`: causal attention
-    at half), ``gemm_peak_gflops`` (``peak``, the measured FP32 torch.mm rate) and ``mfu`` = FLOPs per
-    token x tokens/s / peak, each row's model at its width and length."""
-    flops = {}
+    at half; SPEN's sparse FFN counted as the model defines it, every GEMM dense, as issue 26 counts its
+    6.86M: ``SparseFFN.sparse_gemms = False`` while counting), ``gemm_peak_gflops`` (``peak``, the measured
+    FP32 torch.mm rate) and ``mfu`` = FLOPs per token x tokens/s / peak, each row's model at its width and
+    length; ``active_flops_per_token`` and ``mfu_active``: the same with the five FFN GEMMs after the
+    selection (the output projection and the four gradients, ``10 D F`` FLOPs a token a block) counted
+    over the kept units only (``10 D k``), what lever 4 executes (the Transformer's equal its totals)."""
+    flops, active = {}, {}
     for d, T, kind in zip(df.d_model, df.seq_len, df.model, strict=True):
         sizes = lm_sizes(kind, d, T)
-        flops[(d, T, kind)] = training_flops_per_token(lambda k=kind, s=sizes: build_model(k, seed=0, **s), T,
-                                                       sizes["vocab_size"])["flops_per_token"]
+        SparseFFN.sparse_gemms = False                                   # count the dense definition
+        try:
+            flops[(d, T, kind)] = training_flops_per_token(lambda k=kind, s=sizes: build_model(k, seed=0, **s), T,
+                                                           sizes["vocab_size"])["flops_per_token"]
+        finally:
+            SparseFFN.sparse_gemms = True
+        active[(d, T, kind)] = flops[(d, T, kind)]
+        if kind == "spen":
+            cfg = SPENConfig(**{k: v for k, v in sizes.items() if k in SPENConfig.__dataclass_fields__})
+            active[(d, T, kind)] -= cfg.n_layer * 10 * cfg.d_model * (cfg.d_ff - cfg.top_k)
     df = df.copy()
-    df["flops_per_token"] = [flops[key] for key in zip(df.d_model, df.seq_len, df.model, strict=True)]
+    keys = list(zip(df.d_model, df.seq_len, df.model, strict=True))
+    df["flops_per_token"] = [flops[key] for key in keys]
     df["gemm_peak_gflops"] = round(peak / 1e9, 1)
     df["mfu"] = (df.flops_per_token * df.tokens_per_s / peak).round(3)
+    df["active_flops_per_token"] = [active[key] for key in keys]
+    df["mfu_active"] = (df.active_flops_per_token * df.tokens_per_s / peak).round(3)
     return df
 
 
@@ -163,17 +181,18 @@ def _ffn_options(ffn: SparseFFN):
         w = ffn.proj.weight.t()                                          # (F, D): row j = unit j's output
         return F.embedding_bag(idx, w, per_sample_weights=vals, mode="sum") + ffn.proj.bias
 
-    def with_fuse(fuse):
+    def with_fuse(fuse, sparse_gemms=False):
         def run(x):
-            SparseFFN.fuse_gelu_mask = fuse
+            SparseFFN.fuse_gelu_mask, SparseFFN.sparse_gemms = fuse, sparse_gemms
             try:
                 return ffn(x)
             finally:
-                SparseFFN.fuse_gelu_mask = True
+                SparseFFN.fuse_gelu_mask, SparseFFN.sparse_gemms = True, True
         return run
 
     return {"scatter": scatter, "mask_mul": mask_mul, "masked_fill_topk": masked_fill_topk,
-            "gather_rows": gather_rows, "masked_fill_partition": with_fuse(False), "kept_gelu": with_fuse(True)}
+            "gather_rows": gather_rows, "masked_fill_partition": with_fuse(False), "kept_gelu": with_fuse(True),
+            "kept_ffn_csr": with_fuse(True, True)}
 
 
 def bench_sparse_ffn(d_model: int, tokens: int = 4096, rounds: int = 7) -> pd.DataFrame:

@@ -38,7 +38,10 @@ def test_paper_config_parameter_count_on_meta():
     assert spen.lm_head.weight is spen.wte.weight  # tied
 
 
-def test_sparse_ffn_keeps_six_percent():
+def test_sparse_ffn_keeps_six_percent(monkeypatch):
+    from paper_lib.models.sparse_ffn import SparseFFN
+
+    monkeypatch.setattr(SparseFFN, "sparse_gemms", False)             # the hidden layer is built (lever 3)
     cfg = SPENConfig(**{**TINY, "d_ff": 200})
     assert cfg.top_k == 12
     model = SPEN(cfg)
@@ -84,10 +87,12 @@ def _scatter_reference(ffn, x):
     return ffn.proj(torch.zeros_like(a).scatter(-1, idx, vals))
 
 
+@pytest.mark.parametrize("sparse_gemms", [False, True])
 @pytest.mark.parametrize("d_model, d_ff", [(32, 200), (64, 256), (128, 512)])
-def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff):
+def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff, sparse_gemms, monkeypatch):
     from paper_lib.models.spen import SparseFFN
 
+    monkeypatch.setattr(SparseFFN, "sparse_gemms", sparse_gemms)
     torch.manual_seed(0)
     ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": d_model, "d_ff": d_ff}))
     x = torch.randn(3, 17, d_model, requires_grad=True)
@@ -104,6 +109,8 @@ def test_sparse_ffn_equals_topk_scatter_in_values_and_gradients(d_model, d_ff):
     assert torch.allclose(gx1, gx2, atol=1e-6)
     for a, b in zip(gp1, gp2, strict=True):
         assert torch.allclose(a, b, atol=1e-6)
+    if sparse_gemms:                                                   # no hidden tensor to look at
+        return
     hidden = {}
     ffn.proj.register_forward_hook(lambda m, inp, out: hidden.setdefault("a", inp[0]))
     ffn(x)
@@ -143,11 +150,13 @@ def test_linear_predictor_and_mix_as_one_gemm_equal_the_two_modules(monkeypatch)
     assert float(out[True][0].abs().max()) > 0.1                       # not trivially zero
 
 
-def _ffn_paths(ffn, x, g, monkeypatch):
+def _ffn_paths(ffn, x, g, monkeypatch, sparse_gemms=False):
     """Output and gradients (x, then the parameters) of the FFN with GELU on the kept units only
-    (``True``) and with the dense GELU + threshold + in-place mask (``False``)."""
+    (``True``; with ``sparse_gemms`` the whole FFN over the kept units, lever 4) and with the dense
+    GELU + threshold + in-place mask (``False``)."""
     from paper_lib.models.spen import SparseFFN
 
+    monkeypatch.setattr(SparseFFN, "sparse_gemms", sparse_gemms)
     out = {}
     for fused in (True, False):
         monkeypatch.setattr(SparseFFN, "fuse_gelu_mask", fused)
@@ -161,8 +170,9 @@ def _max_diff(out):
     return float((y1 - y2).abs().max()), max(float((a - b).abs().max()) for a, b in zip(g1, g2, strict=True))
 
 
-@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-6)])
-def test_sparse_ffn_gelu_on_kept_units_only_equals_the_dense_path(dtype, tol, monkeypatch):
+@pytest.mark.parametrize("sparse_gemms, dtype, tol", [(False, torch.float64, 1e-12), (False, torch.float32, 1e-6),
+                                                      (True, torch.float64, 1e-12), (True, torch.float32, 1e-5)])
+def test_sparse_ffn_gelu_on_kept_units_only_equals_the_dense_path(sparse_gemms, dtype, tol, monkeypatch):
     from paper_lib.models.spen import SparseFFN
 
     torch.manual_seed(0)
@@ -170,13 +180,14 @@ def test_sparse_ffn_gelu_on_kept_units_only_equals_the_dense_path(dtype, tol, mo
     x = torch.randn(3, 50, 64, dtype=dtype, requires_grad=True)
     z = ffn.fc(x).detach()
     assert (z.topk(ffn.k, dim=-1).values[..., -1] > 0).all()           # every row on the fast path
-    out = _ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=dtype), monkeypatch)
+    out = _ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=dtype), monkeypatch, sparse_gemms)
     dy, dg = _max_diff(out)
     assert dy < tol and dg < tol
     assert float(out[True][0].abs().max()) > 0.1 and float(out[True][1][0].abs().max()) > 0.1
 
 
-def test_sparse_ffn_rows_with_a_negative_kth_preactivation_select_on_gelu_and_still_match(monkeypatch):
+@pytest.mark.parametrize("sparse_gemms", [False, True])
+def test_sparse_ffn_rows_with_a_negative_kth_preactivation_select_on_gelu_and_still_match(sparse_gemms, monkeypatch):
     from paper_lib.models.spen import SparseFFN, kth_largest
 
     torch.manual_seed(0)
@@ -191,16 +202,16 @@ def test_sparse_ffn_rows_with_a_negative_kth_preactivation_select_on_gelu_and_st
     on_gelu, on_z = a >= kth_largest(a, ffn.k), z >= kth_largest(z, ffn.k)
     assert (on_gelu != on_z)[neg].any()                                # selecting on z there would be wrong
     assert not (on_gelu != on_z)[~neg].any()                           # and is right where z_k > 0
-    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch))
+    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch, sparse_gemms))
     assert dy < 1e-12 and dg < 1e-12
     with torch.no_grad():
         ffn.fc.bias.fill_(-3.0)                                        # every row on the fallback
-    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch))
+    dy, dg = _max_diff(_ffn_paths(ffn, x, torch.randn(3, 50, 64, dtype=torch.float64), monkeypatch, sparse_gemms))
     assert dy < 1e-12 and dg < 1e-12
 
 
 def test_kept_gelu_keeps_exact_ties_like_the_dense_path_but_not_gelu_rounding_ties():
-    from paper_lib.models.spen import _KeptGELU
+    from paper_lib.models.sparse_ffn import _KeptGELU
 
     def dense(z, k):
         a = torch.nn.functional.gelu(z)
@@ -227,7 +238,7 @@ def test_kept_gelu_keeps_exact_ties_like_the_dense_path_but_not_gelu_rounding_ti
 
 
 def test_kept_gelu_propagates_nan_and_inf_as_the_dense_path():
-    from paper_lib.models.spen import _KeptGELU
+    from paper_lib.models.sparse_ffn import _KeptGELU
 
     torch.manual_seed(0)
     z = torch.randn(5, 64)
@@ -246,9 +257,10 @@ def test_kept_gelu_saves_a_sixteenth_of_what_the_dense_path_saves(monkeypatch):
     torch.manual_seed(0)
     ffn = SparseFFN(SPENConfig(**{**TINY, "d_model": 64, "d_ff": 256}))
     x = torch.randn(4, 100, 64, requires_grad=True)
-    saved = {}
-    for fused in (True, False):
-        monkeypatch.setattr(SparseFFN, "fuse_gelu_mask", fused)
+    saved, largest = {}, {}
+    for fused in (True, False, "sparse_gemms"):
+        monkeypatch.setattr(SparseFFN, "fuse_gelu_mask", bool(fused))
+        monkeypatch.setattr(SparseFFN, "sparse_gemms", fused == "sparse_gemms")
         sizes = []
 
         def pack(t, sizes=sizes):
@@ -256,7 +268,43 @@ def test_kept_gelu_saves_a_sixteenth_of_what_the_dense_path_saves(monkeypatch):
             return t
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             ffn(x)
-        saved[fused] = sum(sizes)
+        saved[fused], largest[fused] = sum(sizes), max(sizes)
     n, f, k = 400, 256, ffn.k
+    # lever 4 keeps x (n, d), the two weights and 28 bytes a kept unit (three int64 indices, fp32 z):
+    # no (n, f) tensor at all, and less in all than lever 3
+    assert largest["sparse_gemms"] == max(n * 64 * 4, f * 64 * 4) and largest[True] >= n * f * 4
+    assert saved["sparse_gemms"] <= n * 64 * 4 + 2 * f * 64 * 4 + n * k * 28 + (n + 1) * 8 < saved[True]
     assert saved[False] - saved[True] >= n * f * 5 - n * k * 12        # z (fp32) and the bool mask gone
     assert saved[False] - saved[True] <= n * f * 5
+
+
+def test_kept_ffn_keeps_exact_ties_propagates_nan_and_returns_only_the_gradients_asked_for():
+    from paper_lib.models.sparse_ffn import _KeptFFN
+
+    torch.manual_seed(0)
+    k, D = 4, 16
+    z = torch.randn(6, D)                                              # w1 = I, b1 = 0: the pre-activation is x
+    z[0, :5] = torch.tensor([3.0, 2.5, 2.0, 1.5, 1.5])                 # an exact tie at the k-th value
+    z[0, 5:] = -1.0
+    z[1, 3], z[2, 5], z[3, 0] = float("nan"), float("inf"), -float("inf")
+    w1, b1 = torch.eye(D), torch.zeros(D)
+    w2, b2 = torch.randn(8, D), torch.randn(8)
+    a = torch.nn.functional.gelu(z)
+    want = torch.addmm(b2, a.masked_fill(a < a.topk(k, dim=-1).values[..., -1:], 0.0), w2.t())   # the dense path
+    got = _KeptFFN.apply(z, w1, b1, w2, b2, k)
+    assert torch.equal(got.isnan(), want.isnan()) and got[1].isnan().all() and not got[0].isnan().any()
+    assert torch.allclose(got.nan_to_num(), want.nan_to_num(), atol=1e-5)
+    # row 0 keeps all five tied units: its output is W2 GELU(z) over units 0-4
+    assert torch.allclose(got[0], b2 + w2[:, :5] @ a[0, :5], atol=1e-5)
+    x = torch.randn(5, D, dtype=torch.float64, requires_grad=True)
+    ws = [w1.double().requires_grad_(), torch.zeros(D, dtype=torch.float64),
+          w2.double().requires_grad_(), b2.double()]                   # the biases need no gradient
+    y = _KeptFFN.apply(x, *ws, k)
+    gx, gw1, gw2 = torch.autograd.grad(y.pow(2).sum(), [x, ws[0], ws[2]])
+    xr = x.detach().clone().requires_grad_()
+    wr = [w.detach().clone().requires_grad_() for w in (ws[0], ws[2])]
+    ar = torch.nn.functional.gelu(xr @ wr[0].t())
+    yr = torch.addmm(ws[3], ar.masked_fill(ar < ar.topk(k, dim=-1).values[..., -1:], 0.0), wr[1].t())
+    ref = torch.autograd.grad(yr.pow(2).sum(), [xr, *wr])
+    assert max(float((a - b).abs().max()) for a, b in zip((gx, gw1, gw2), ref, strict=True)) < 1e-12
+    assert float(gw1.abs().max()) > 0.1

@@ -111,7 +111,25 @@ def test_gpu_check_ema_comparison_passes_on_the_cpu_and_names_its_rows():
     assert all(r["passed"] and r["value"] < 1e-5 for r in rows)
 
 
-def test_gpu_check_counts_flops_and_knows_the_h200s_peak():
+def test_mfu_counts_spens_ffn_dense_and_its_active_share_over_the_kept_units():
+    import pandas as pd
+
+    from paper_lib.models.sparse_ffn import SparseFFN
+
+    assert SparseFFN.sparse_gemms                                       # the default path is lever 4's
+    df = pd.DataFrame({"d_model": [128, 128], "seq_len": [256, 256], "model": ["spen", "transformer"],
+                       "tokens_per_s": [1e4, 1e4]})
+    got = _bench("bench_throughput").add_mfu(df, 8192, peak=1e11)
+    assert got.flops_per_token.iloc[0] == 6_856_704                    # issue 26's count, every GEMM dense
+    assert got.active_flops_per_token.iloc[0] == 6_856_704 - 4 * 10 * 128 * (512 - 31)   # 4 blocks, k = 31
+    assert got.active_flops_per_token.iloc[1] == got.flops_per_token.iloc[1]
+    assert got.mfu.iloc[0] == round(6_856_704 * 1e4 / 1e11, 3) and SparseFFN.sparse_gemms
+
+
+def test_gpu_check_counts_flops_and_knows_the_h200s_peak(monkeypatch):
+    from paper_lib.models.sparse_ffn import SparseFFN
+
+    monkeypatch.setattr(SparseFFN, "sparse_gemms", False)              # the model's definition (CUDA's path)
     bench = _bench("gpu_check")
     flops = _bench("_flops")
     assert flops.gpu_bf16_peak("NVIDIA H200") == 989e12 and flops.gpu_bf16_peak("NVIDIA H100 PCIe") == 756e12

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -36,6 +35,7 @@ from ..pipeline.settings import check_fields, setting
 from ..predictors import build_predictor
 from ..predictors.linear import LinearPredictor
 from .lm import CausalLM
+from .sparse_ffn import SparseFFN, kth_largest  # noqa: F401  (kth_largest: re-exported for callers of spen)
 
 
 @dataclass
@@ -82,144 +82,6 @@ class SPENConfig:
     def top_k(self) -> int:
         """Active FFN hidden units per token: ``max(1, round(top_k_frac * d_ff))``."""
         return max(1, round(self.top_k_frac * self.d_ff))
-
-
-def kth_largest(a: Tensor, k: int) -> Tensor:
-    """The ``k``-th largest value along the last dimension, ``(..., F) -> (..., 1)``, no autograd.
-
-    Equal to ``a.topk(k, dim=-1).values[..., -1:]`` (the value, not an index). On the CPU, for
-    float32/float64, it is ``numpy.partition`` (a SIMD selection of values only), measured 5x faster
-    than ``torch.topk`` at (8192, 512), k = 31, one thread; elsewhere (CUDA, bfloat16) ``torch.topk``.
-    Our design: the paper is silent on how the top-k is computed.
-
-    Raises:
-        ValueError: ``k`` outside ``[1, F]``.
-    """
-    n = a.shape[-1]
-    if not 1 <= k <= n:
-        raise ValueError(f"k must lie in [1, {n}] (the last dimension), got {k}")
-    if a.device.type == "cpu" and a.dtype in (torch.float32, torch.float64):
-        v = np.partition(a.detach().numpy(), n - k, axis=-1)[..., n - k:n - k + 1]
-        return torch.from_numpy(np.ascontiguousarray(v))
-    with torch.no_grad():
-        return a.topk(k, dim=-1, sorted=False).values.amin(dim=-1, keepdim=True)
-
-
-def _kept_units(z: Tensor, k: int) -> Tensor:
-    """Flat indices (int64, ascending) of the units ``GELU(z) -> threshold at the k-th largest``
-    keeps, found on the pre-activation ``z`` (C-contiguous ``(..., F)``, CPU, float32/float64).
-
-    GELU is increasing on ``[0, inf)`` and negative below 0, so in a row whose ``k``-th largest
-    pre-activation ``z_k`` is positive the units with ``GELU(z) >= GELU(z_k)`` are those with ``z >= z_k``
-    (a unit at ``z < 0`` has ``GELU(z) < 0 < GELU(z_k)``; the minimum at ``z = -0.75`` does not matter,
-    a very negative ``z`` has ``GELU(z)`` just below 0). Rows where ``z_k`` is not positive, or that
-    hold a non-finite value, are selected on ``GELU(z)`` itself, as :class:`SparseFFN`'s dense path does.
-    A NaN is kept (``not z < z_k``), as the dense path keeps it. Our design (issue 26, lever 3).
-    """
-    n = z.shape[-1]
-    z2 = z.detach().reshape(-1, n)                                     # (N, F), a view
-    zn, kth = z2.numpy(), kth_largest(z2, k).numpy()                   # (N, F), (N, 1)
-    keep = np.less(zn, kth)
-    np.logical_not(keep, out=keep)                                     # (N, F): z >= z_k, NaN kept
-    with np.errstate(invalid="ignore", over="ignore"):                 # inf - inf: a NaN sum, as wanted
-        bad = ~(kth[:, 0] > 4 * np.finfo(zn.dtype).tiny) | ~np.isfinite(zn.sum(axis=-1))
-    if bad.any():                                                      # select on GELU(z), as the dense path
-        rows = torch.from_numpy(np.flatnonzero(bad))
-        a = F.gelu(z2.index_select(0, rows))                           # (n_bad, F)
-        keep[rows.numpy()] = ~(a < kth_largest(a, k)).numpy()
-    return torch.from_numpy(np.flatnonzero(keep))                      # (n_kept,), about N k
-
-
-class _KeptGELU(torch.autograd.Function):
-    """``GELU(z)`` with every unit below its row's ``k``-th largest set to 0, computed only for the kept
-    units: ``z`` (..., F) -> (..., F), the same values and gradients as ``F.gelu`` + threshold +
-    ``masked_fill_`` (:class:`SparseFFN`'s dense path). Saves the kept units' flat indices and
-    pre-activations (about ``k / F`` of the tensor, 12 bytes each in float32) instead of ``z`` and a
-    ``(..., F)`` mask. CPU, float32/float64 only (the caller checks). Our design (issue 26, lever 3)."""
-
-    @staticmethod
-    def forward(ctx, z: Tensor, k: int) -> Tensor:
-        z = z.contiguous()
-        flat = _kept_units(z, k)                                       # (n_kept,)
-        zk = z.view(-1).index_select(0, flat)                          # (n_kept,)
-        ctx.save_for_backward(flat, zk)
-        ctx.shape = z.shape
-        return _scatter_flat(F.gelu(zk), flat, z)                      # (..., F), about k non-zero a row
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad: Tensor):
-        flat, zk = ctx.saved_tensors
-        gk = grad.contiguous().view(-1).index_select(0, flat)          # (n_kept,)
-        return _scatter_flat(torch.ops.aten.gelu_backward(gk, zk), flat, grad), None
-
-
-def _scatter_flat(values: Tensor, flat: Tensor, like: Tensor) -> Tensor:
-    """Zeros shaped as ``like`` with ``values`` (n,) at the flat indices ``flat`` (n,); numpy's fancy
-    assignment, measured 2x faster than ``zeros`` + ``index_copy_`` at (8192, 512), one thread."""
-    out = torch.zeros(like.shape, dtype=like.dtype)
-    out.numpy().reshape(-1)[flat.numpy()] = values.numpy()
-    return out
-
-
-class SparseFFN(nn.Module):
-    """Position-wise FFN whose hidden layer keeps only its ``top_k`` largest activations.
-
-    ``(B, T, D) -> (B, T, D)``. Paper: "sparse FFN, top-k with 6% of units active";
-    ours: GELU before the selection, selection by value, gradients through the kept units.
-
-    The selection is a threshold: the ``k``-th largest activation of each position
-    (:func:`kth_largest`) is found without autograd, and every activation below it is zeroed in
-    place, so no dense zero-filled tensor is built and nothing is scattered, forward or backward.
-    Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
-    difference is that activations tied with the ``k``-th value are all kept (exact float ties
-    among the largest GELU outputs; none occur in practice in float32; in bfloat16/float16, where
-    they do, the ``k`` indices of ``topk`` are kept instead). Measured (issue 14,
-    ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
-    runs): with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place
-    mask cost the same within 11%, and a gather of the ``k`` active rows of the output projection
-    (``embedding_bag``) is 1.5-1.7x slower; with the threshold from ``numpy.partition``
-    (:func:`kth_largest`), the in-place mask is 1.24-1.40x faster than the scatter. The in-place
-    mask is kept because it allocates no second ``(B, T, F)`` tensor.
-
-    On the CPU in float32/float64 (issue 26, lever 3; ``fuse_gelu_mask = True``, a class attribute
-    for benchmarks and tests) the units are selected on the pre-activation and GELU and its
-    gradient are computed for the kept units only (:class:`_KeptGELU`, :func:`_kept_units`): the
-    same kept set wherever a row's ``k``-th pre-activation is positive (other rows are selected on
-    GELU, as above), so the same values and gradients (``tests/test_spen.py``: fp64 within 1e-12).
-    Where they can differ: units whose float GELU ties or reorders within rounding of the ``k``-th
-    one (GELU is monotone, its float rounding not strictly); the threshold on ``z`` then keeps by
-    ``z`` (none in 262,144 random float32 rows at the benchmark width). Elsewhere (CUDA, half
-    precision, autocast) the dense path runs. Measured (one thread, CPU time, on a shared 2-core
-    machine at load 9-12, so ratios only): the FFN's forward+backward at (8192, 512) 1.07-1.15x
-    faster; a SPEN training step at the benchmark sizes 1.04-1.07x (seq_len 1024) and 1.02-1.03x (4096),
-    medians of paired rounds, three runs (``benchmarks/bench_levers.py``, ``chunked+gemm+ffn``), and its
-    peak memory 26-148 MiB lower in two runs (``z`` and the mask are not kept for the backward).
-    """
-
-    fuse_gelu_mask: bool = True
-
-    def __init__(self, config: SPENConfig):
-        super().__init__()
-        self.fc = nn.Linear(config.d_model, config.d_ff)
-        self.proj = nn.Linear(config.d_ff, config.d_model)
-        self.k = config.top_k
-
-    def forward(self, x: Tensor) -> Tensor:
-        z = self.fc(x)                                                 # (B, T, F): pre-activation
-        if self.k < z.shape[-1] and self.fuse_gelu_mask and z.device.type == "cpu" \
-                and z.dtype in (torch.float32, torch.float64):
-            return self.proj(_KeptGELU.apply(z, self.k))               # (B, T, D)
-        a = F.gelu(z)                                                  # (B, T, F)
-        if self.k < a.shape[-1] and a.dtype in (torch.bfloat16, torch.float16):
-            # half precision (autocast): exact ties at the k-th value are common, so keep topk's k
-            # indices rather than a threshold (our design, issue 26); sync-free on a GPU
-            keep = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, a.detach().topk(self.k, dim=-1).indices, True)
-            a = a.masked_fill_(~keep, 0.0)                             # (B, T, F), exactly k kept
-        elif self.k < a.shape[-1]:
-            kth = kth_largest(a, self.k)                               # (B, T, 1), no autograd
-            a = a.masked_fill_(a < kth, 0.0)                           # (B, T, F), k non-zero
-        return self.proj(a)                                            # (B, T, D)
 
 
 class ContextMix(nn.Module):
