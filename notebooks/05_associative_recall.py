@@ -419,7 +419,7 @@ if not cap_ok:  # said above the panel, where it covers no data
     fig.suptitle("NOT INFORMATIVE AT THIS BUDGET: " + textwrap.fill(cap_why, 90), color="firebrick", fontsize=9,
                  fontweight="bold")
 legend_outside(ax)
-stamp(fig, profile, len(S.seeds), "95% CI", note=f"{len(S.width_seeds)} at width {', '.join(map(str, widths))}; "
+stamp(fig, profile, len(S.seeds), "95% CI", note=f"{len(S.width_seeds)} seed(s) at width {', '.join(map(str, widths))}; "
       f"reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, {task.vocab_size} ids")
 fig.tight_layout()
 out.save_figure(fig, "recall_capacity", title="Recall capacity against state size"

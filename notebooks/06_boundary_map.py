@@ -41,12 +41,14 @@
 # A linear probe that misses a token says nothing about the traces, so the same bank is also read
 # by **the oracle** (`paper_lib.oracle.fit_lag_oracle`): the best reader we fit on the fixed
 # traces alone, one MLP per lag (`oracle.layers` hidden layers of `oracle.hidden` ReLU units),
-# trained on fresh sequences with Adam and early-stopped on a held-out split, at the rule's
-# vocabulary (the cpu budget) for the paper bank.
+# trained on fresh sequences with Adam and early-stopped on a held-out split, for both banks at every
+# vocabulary up to the rule's ratio (`boundary_map.oracle_vocab_sizes`), at every seed in the rule's
+# cell and at one seed elsewhere (`oracle_map_seeds`, the cpu budget).
 #
 # **What this notebook does not do yet (issue 21):** the GRU and the selective scan are trained at a
-# subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle runs at
-# one vocabulary and one bank; the structural label is a token class,
+# subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle stops at
+# vocabulary / width 16 (an identity reader at 64 took 183 s, three times one at 16) and runs one seed
+# away from the rule's cell; the structural label is a token class,
 # not a grammar role; no probe of notebook 03's trained models (notebook 02's lag curves are read by
 # their own report row); depth 32 runs only at the paper profile. The panel A rule's thresholds (0.10 and 0.20) and its cell were fixed after a
 # one-seed pilot of the bank at the cpu sizes (identity 0.05, class 0.26 at that cell), before any
@@ -68,6 +70,7 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
 import torch
 from IPython.display import Markdown, display
@@ -120,12 +123,12 @@ display(Markdown(
 # %%
 with tqdm(total=len(bm.time_jobs(S)), desc="panel A: (state, vocabulary, seed)") as bar:
     time_map = bm.run_time_map(S, bar)
-closed = bm.closed_form_map(S)
+closed = pd.concat([bm.closed_form_map(S, b).assign(bank=b) for b in S.banks], ignore_index=True)
 out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
 states = [f"bank_{b}" for b in S.banks] + list(S.learned_states) + [f"oracle_{b}" for b in S.oracle_banks]
 lags, ratios = list(S.lags), sorted(time_map.ratio.unique())
-fig, axes = plt.subplots(len(states), 2, figsize=(10, 2.6 * len(states)), sharex=True, sharey=True, squeeze=False)
+fig, axes = plt.subplots(len(states), 2, figsize=(10, 2.4 * len(states)), sharex=True, sharey=True, squeeze=False)
 for i, st in enumerate(states):
     for j, target in enumerate(("identity", "structure")):
         ax = axes[i, j]
@@ -133,8 +136,10 @@ for i, st in enumerate(states):
                 .pivot_table(index="ratio", columns="lag", values="decodability").reindex(index=ratios, columns=lags))
         im = ax.imshow(grid.values, origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
         ax.grid(False)
-        if st == "bank_paper" and target == "identity" and len(ratios) > 1 and len(lags) > 1:
-            cf = closed.pivot(index="ratio", columns="lag", values="decodability").reindex(index=ratios, columns=lags)
+        bank = st.split("_", 1)[-1]
+        if st.startswith(("bank_", "oracle_")) and target == "identity" and len(ratios) > 1 and len(lags) > 1:
+            cf = (closed[closed.bank == bank].pivot(index="ratio", columns="lag", values="decodability")
+                  .reindex(index=ratios, columns=lags))
             cs = ax.contour(np.arange(len(lags)), np.arange(len(ratios)), cf.values, levels=[0.1, 0.5],
                             colors="white", linestyles=["--", "-"], linewidths=1.2)
             ax.clabel(cs, fmt={0.1: "closed form 0.1", 0.5: "closed form 0.5"}, fontsize=7)
@@ -147,14 +152,37 @@ for i, st in enumerate(states):
             ax.set_ylabel("vocab_size / d_model")
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
-stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU and scan {len(S.gru_seeds)} seed(s); oracle at vocabulary "
-      f"{list(bm.oracle_vocab_sizes(S))} only; white: closed form")
+stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {len(S.gru_seeds)} seed(s); oracle "
+      f"{len(bm.oracle_map_seeds(S))} seed(s) off the rule's cell;\nblank: not run; white: each bank's closed form")
 out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
                 alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
                     f"(right) of the token k steps back, lag on the x axis and vocabulary size per width on the y "
-                    f"axis, one row per state ({', '.join(states)}), with the closed form's 0.1 and 0.5 contours in "
-                    "white on the paper's bank.")
+                    f"axis, one row per state ({', '.join(states)}), with each bank's closed-form 0.1 and 0.5 contours "
+                    "in white on its identity panels (linear probe and oracle).")
 plt.show()
+# %% [markdown]
+# **Where each state stops keeping each target.** For every state, target and lag, the largest
+# vocabulary / width at which the decodability (mean over seeds) is still at least 0.5, and at
+# least 0.1 (blank: no measured ratio reaches it; the oracle's grid ends at the rule's ratio). The
+# map's question, "do fixed traces keep structure where they lose identity?", reads off the oracle
+# rows: a structure boundary to the right of the identity boundary at the same lag says yes.
+
+# %%
+boundary = bm.boundary_ratios(time_map[time_map.lag.isin([1, bm.RULE_LAG, 4, 8])])
+out.save_table(boundary, "time_boundary")
+display(boundary.pivot_table(index=["state", "lag"], columns="target", values=["ratio_at_0.5", "ratio_at_0.1"]))
+ob = boundary[boundary.state.str.startswith("oracle_") & (boundary.lag == bm.RULE_LAG)].set_index(["state", "target"])
+
+
+def _upto(st, target, col="ratio_at_0.1"):
+    v = ob[col].get((st, target), np.nan)
+    return "no ratio" if np.isnan(v) else f"{v:g}"
+
+
+display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / width: " + "; ".join(
+    f"`{st}` identity {_upto(st, 'identity')}, structure {_upto(st, 'structure')}"
+    for st in sorted(set(ob.index.get_level_values(0)))) + "." if len(ob) else "No oracle ran."))
+
 # %% [markdown]
 # ## Panel A at the rule's vocabulary: the linear probe, the oracle and the GRU over lag
 # The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
@@ -181,9 +209,9 @@ plt.show()
 # %%
 V_rule = bm.rule_vocab_size(S)
 at_rule = time_map[time_map.vocab_size == V_rule]
-curve_states = [st for st in ("bank_paper", "oracle_paper", "gru", "scan") if st in set(at_rule.state)]
-names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)", "gru": "GRU (equal state)",
-         "scan": "selective scan (equal state)"}
+curve_states = [st for st in ("bank_paper", "oracle_paper", "oracle_slow", "gru", "scan") if st in set(at_rule.state)]
+names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)",
+         "oracle_slow": "slow bank, oracle (MLP)", "gru": "GRU (equal state)", "scan": "selective scan (equal state)"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, target in zip(axes, ("identity", "structure"), strict=True):
     for st in curve_states:
@@ -202,8 +230,8 @@ stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"dotted: the rule's
 out.save_figure(fig, "time_by_lag", title="Identity and structure by lag: linear probe, oracle and GRU",
                 alt=f"Two panels, identity (left) and structure (right) of the token k steps back at vocabulary "
                     f"{V_rule}: decodability (0 chance, 1 perfect) against lag on a log axis for the paper bank read "
-                    "by a linear probe, the same bank read by the oracle, and the GRU and the selective scan of equal state, "
-                    "with 95% CIs.")
+                    "by a linear probe, the same bank and the slow bank read by the oracle, and the GRU and the selective "
+                    "scan of equal state, with 95% CIs.")
 plt.show()
 table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+import pandas as pd
 import torch
 import torch.distributed as dist
 
@@ -45,6 +47,7 @@ from .pipeline.profiles import PROFILE_NAMES
 from .pipeline.settings import check_seeds, configure, setting
 from .pipeline.threads import set_threads
 from .predictors import PREDICTORS
+from .probes import layer_identity
 from .train import TrainConfig, rank_and_world, train
 
 MODELS: tuple[str, ...] = ("spen", "transformer")
@@ -178,7 +181,7 @@ def build_lm(kind: str, s: LMSettings, vocab_size: int | None = None, seed: int 
 def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | None = None, lr: float | None = None,
            steps: int | None = None, eval_at=(), eval_split: str = "val", final_splits=("val", "ood"),
            out_dir: str | Path | None = None, resume: bool = True, device=None, progress: bool = True,
-           desc: str | None = None, induction_len: int | None = None) -> dict:
+           desc: str | None = None, induction_len: int | None = None, layer_probe: str | None = None) -> dict:
     """Train one model of the recipe on ``data["train"]`` and evaluate it (the one run function).
 
     Args:
@@ -191,6 +194,7 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
         induction_len: with a length, the in-context scores (:mod:`paper_lib.in_context`) are
             measured at every ``eval_at`` step and after training: the induction score on
             ``induction_len`` random tokens repeated, and the early-minus-late score of ``eval_split``.
+        layer_probe: a split whose windows :func:`probe_layers` reads after training (``"layers"``).
 
     Returns:
         ``{"model", "seed", "lr", "params", "history" (DataFrame), "train_tokens_per_s", "final_loss",
@@ -227,7 +231,29 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
             out["induction"] = copies.get(cfg.steps) or induction_score(model, vocab, induction_len)
             if eval_split in out:
                 out["in_context"] = in_context_score(out[eval_split]["token_loss"], cfg.seq_len)
+        if layer_probe:
+            out["layers"] = probe_layers(model, data[layer_probe], cfg.seq_len)
     return out
+
+
+def probe_layers(model, ids, seq_len: int, n_train: int = 32, n_test: int = 16) -> pd.DataFrame:
+    """:func:`paper_lib.probes.layer_identity` of a trained ``model`` (the current token, lag 0, and
+    the one before, lag 1, at every layer of its residual stream) on the first ``n_train + n_test``
+    non-overlapping windows of ``seq_len`` tokens of ``ids`` (probes fitted on the first ``n_train``,
+    scored on the rest). Our design (issue 21, panel B item 3).
+
+    Raises:
+        ValueError: ``ids`` shorter than ``(n_train + n_test) * seq_len`` tokens.
+    """
+    n = n_train + n_test
+    if len(ids) < n * seq_len:
+        raise ValueError(f"probe_layers needs {n * seq_len} tokens ({n} windows of {seq_len}), got {len(ids)}")
+    windows = torch.as_tensor(np.asarray(ids[: n * seq_len], dtype=np.int64)).view(n, seq_len)   # (n, T)
+    model.eval()
+    streams = [x.float().cpu().numpy() for x in model.residual_stream(windows.to(next(model.parameters()).device))]
+    ids_np = windows.numpy()
+    return layer_identity([x[:n_train] for x in streams], ids_np[:n_train], [x[n_train:] for x in streams],
+                          ids_np[n_train:])
 
 
 # --------------------------------------------------------------------------- the command line

@@ -266,11 +266,16 @@ class LagOracle(nn.Module):
         self.register_buffer("std", torch.ones(n_features))
         self.register_buffer("majority", torch.zeros(G, dtype=torch.long))  # most frequent validation label per lag
 
-    def forward(self, x: Tensor) -> Tensor:
-        h = ((x - self.mean) / self.std).expand(len(self.lags), *x.shape)  # (G, N, F)
-        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+    def forward(self, x: Tensor, readers: Tensor | None = None) -> Tensor:
+        """Logits ``(G, N, C)`` of every reader, or ``(len(readers), N, C)`` of the readers (lag
+        positions, int64) in ``readers`` only."""
+        ws, bs = list(self.weights), list(self.biases)
+        if readers is not None:
+            ws, bs = [w.index_select(0, readers) for w in ws], [b.index_select(0, readers) for b in bs]
+        h = ((x - self.mean) / self.std).expand(len(ws[0]), *x.shape)     # (G, N, F)
+        for i, (w, b) in enumerate(zip(ws, bs, strict=True)):
             h = torch.baddbmm(b, h, w)
-            if i < len(self.weights) - 1:
+            if i < len(ws) - 1:
                 h = torch.relu(h)
         return h
 
@@ -321,10 +326,16 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
     stale, steps = torch.zeros(G, dtype=torch.long), torch.zeros(G, dtype=torch.long)
     for step in range(1, cfg.max_steps + 1):
         X, y = model.rows(*sample(cfg.batch_sequences, gen), min_pos)
-        logits = model(X)                                                # (G, N, C)
-        loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(G, -1).mean(1)
+        live = (stale < cfg.patience).nonzero()[:, 0]                    # readers still training
+        if len(live) < G:                                                # a stopped reader costs nothing more
+            logits, y = model(X, live), y.index_select(0, live)          # (G', N, C), (G', N)
+        else:
+            logits = model(X)                                            # (G, N, C)
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(len(y), -1).mean(1)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()                                            # independent readers: sum of their losses
+        # (a stopped reader gets a zero gradient; Adam's momentum still moves it, but its best
+        # weights were kept when it stopped and are restored below, so the result is as before)
         opt.step()
         steps += (stale < cfg.patience).long()
         if step % cfg.eval_every == 0 or step == cfg.max_steps:

@@ -242,6 +242,25 @@ def lag_decodability(train_states: np.ndarray, train_labels: Mapping[str, np.nda
     return pd.DataFrame(rows)
 
 
+def layer_identity(train_streams: Sequence[np.ndarray], train_ids: np.ndarray, test_streams: Sequence[np.ndarray],
+                   test_ids: np.ndarray, lags: Sequence[int] = (0, 1), ridge: float = 1.0) -> pd.DataFrame:
+    """:func:`lag_decodability` of token identity at each layer of a residual stream: which token
+    was at ``t - k``, read by a linear probe from layer ``l``'s state at ``t``.
+
+    ``*_streams``: one ``(B, T, D)`` array per layer (e.g. :meth:`paper_lib.models.lm.CausalLM.residual_stream`);
+    ``*_ids``: the ``(B, T)`` input token ids. Returns one row per (layer, lag): ``layer, target, lag,
+    accuracy, chance, n_test, decodability`` (``(accuracy - chance) / (1 - chance)``), every lag scored
+    on the positions ``t >= max(lags)``. Raises ValueError as :func:`lag_decodability`, or on
+    streams of different depths. Our design (issue 21)."""
+    if len(train_streams) != len(test_streams):
+        raise ValueError(f"train and test streams have {len(train_streams)} and {len(test_streams)} layers")
+    rows = [lag_decodability(a, {"identity": train_ids}, b, {"identity": test_ids}, lags, ridge=ridge).assign(layer=layer)
+            for layer, (a, b) in enumerate(zip(train_streams, test_streams, strict=True))]
+    df = pd.concat(rows, ignore_index=True)
+    df["decodability"] = (df.accuracy - df.chance) / (1 - df.chance)
+    return df[["layer", "target", "lag", "accuracy", "chance", "n_test", "decodability"]]
+
+
 # --------------------------------------------------------------------------- closed form for a fixed trace bank
 def trace_lag_weights(alphas: Sequence[float], n: int) -> np.ndarray:
     """``(S, n)`` weights of the input at lag ``j`` in each EMA trace: ``alpha_s (1 - alpha_s)^j``

@@ -203,16 +203,33 @@ def test_settings_and_determinism():
 def test_oracle_map_at_the_rule_cell_repeats_and_gives_the_gate_its_metric():
     s = bm.settings_for("smoke", {"oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5}})
     V = bm.rule_vocab_size(s)
-    assert V == 32 and bm.oracle_vocab_sizes(s) == (32,)          # vocab / width 4 is the smoke grid's nearest to 16
-    o1, o2 = bm.time_map_oracle(s, V, 0), bm.time_map_oracle(s, V, 0)
+    assert V == 32 and bm.oracle_vocab_sizes(s) == (4, 32)        # vocab / width 4 is the smoke grid's nearest to 16
+    o1, o2 = bm.time_map_oracle(s, V, 0, banks=("paper",)), bm.time_map_oracle(s, V, 0, banks=("paper",))
     assert o1.equals(o2) and set(o1.state) == {"oracle_paper"} and len(o1) == 2 * len(s.lags)
+    oracle_jobs = [j for j in bm.time_jobs(s) if j[0].startswith("oracle_")]
+    assert {sd for k, V_, sd in oracle_jobs if k == "oracle_paper_identity" and V_ == 32} == set(s.seeds)  # the rule's cell
+    assert {(k, V_, sd) for k, V_, sd in oracle_jobs if (k.startswith("oracle_slow") or V_ == 4)} == {
+        (f"oracle_{b}_{t}", V_, 0) for b, V_ in (("paper", 4), ("slow", 4), ("slow", 32)) for t in ("identity", "structure")}
     assert (o1.steps >= 1).all() and (o1.steps <= 20).all() and o1.n_test.eq(s.test_sequences * s.scored_positions).all()
     both = pd.concat([bm.time_map_bank(s, V, sd) for sd in s.seeds] + [bm.time_map_oracle(s, V, sd) for sd in s.seeds])
     m = bm.time_metrics(both, s)
     assert len(m["time_identity_oracle"]) == len(s.seeds) and len(m["time_structure_oracle"]) == len(s.seeds)
+    assert len(m["time_identity_oracle_slow"]) == len(s.seeds)       # every seed here, as run
     assert set(m["time_oracle_converged"]) <= {0.0, 1.0} and len(m["time_oracle_converged"]) == len(s.seeds)
-    with pytest.raises(ValueError, match="oracle_vocab_sizes and oracle_banks must be subsets"):
+    with pytest.raises(ValueError, match="oracle_vocab_sizes, oracle_banks and oracle_map_seeds must be subsets"):
         bm.settings_for("smoke", {"oracle_vocab_sizes": [5]})
+    with pytest.raises(ValueError, match=r"and seeds \[0, 1\]$"):
+        bm.settings_for("smoke", {"oracle_map_seeds": [7]})
+
+
+def test_boundary_ratios_name_the_largest_ratio_still_at_each_level():
+    df = pd.DataFrame({"state": "oracle_paper", "target": "identity", "lag": 1, "seed": [0, 1, 0, 1, 0, 1],
+                       "ratio": [0.25, 0.25, 4.0, 4.0, 16.0, 16.0], "decodability": [1.0, 0.9, 0.6, 0.5, 0.2, 0.0]})
+    b = bm.boundary_ratios(df).iloc[0]
+    assert b["ratio_at_0.5"] == 4.0                                    # mean 0.55 at ratio 4, 0.1 at 16
+    assert b["ratio_at_0.1"] == 16.0
+    none = bm.boundary_ratios(df.assign(decodability=0.05)).iloc[0]
+    assert np.isnan(none["ratio_at_0.5"]) and np.isnan(none["ratio_at_0.1"])
 
 
 def test_lag_row_reads_notebook_02():
@@ -258,7 +275,7 @@ def test_learned_states_train_alike_and_repeat():
     assert [j[0] for j in jobs].count("scan") == len(s.gru_vocab_sizes) * len(s.gru_seeds)
     df = bm.run_time_map(s.__class__(**{**s.__dict__, "vocab_sizes": (4,), "oracle_vocab_sizes": (4,),
                                         "seeds": (0,), "gru_seeds": (0,), "learned_states": ("scan",)}))
-    assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "oracle_paper"]  # time_jobs' order
-    whole = bm.time_map_oracle(s, 4, 0)                                # one call, or one job per target: the same rows
-    pd.testing.assert_frame_equal(df[df.state == "oracle_paper"].reset_index(drop=True)[whole.columns], whole,
+    assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "oracle_paper", "oracle_slow"]  # jobs' order
+    whole = bm.time_map_oracle(s, 4, 0)                                # one call, or one job per fit: the same rows
+    pd.testing.assert_frame_equal(df[df.state.str.startswith("oracle")].reset_index(drop=True)[whole.columns], whole,
                                   check_dtype=False)                  # steps: float beside the bank's NaN

@@ -237,3 +237,15 @@ def test_plot_helpers_stamp_and_mark():
     with pytest.raises(ValueError, match="axis must be 'x' or 'y'"):
         mark_paper(ax, 1.0, "x", axis="z")
     plt.close(fig)
+
+
+def test_a_second_write_of_one_file_in_a_run_is_refused(tmp_path):
+    out = Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path)
+    df = pd.DataFrame({"seed": [0], "acc": [0.5]})
+    out.save_data(df, "per_seed")
+    with pytest.raises(ValueError, match=r"^per_seed.csv was already written in this run by save_data; "
+                                         r"give save_table's output another name$"):
+        out.save_table(df.assign(acc=0.9), "per_seed")
+    assert (out._stage / "per_seed.csv").read_text() == df.to_csv(index=False)   # the first is kept
+    assert not (out._stage / "per_seed.md").exists()
+    assert out.save_table(df, "summary").name == "summary.csv"          # another name is fine

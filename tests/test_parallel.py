@@ -74,3 +74,33 @@ def test_workers_die_with_their_parent():
     time.sleep(2)
     alive = [p for p in children if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
     assert not alive, f"workers {alive} outlived their parent"
+
+
+def test_with_a_cost_the_costliest_jobs_are_handed_out_first_and_results_stay_in_job_order(monkeypatch):
+    import concurrent.futures as cf
+
+    submitted = []
+
+    class InlinePool:                                                  # records the hand-out order
+        def __init__(self, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            submitted.append(args)
+            f = cf.Future()
+            f.set_result(fn(*args))
+            return f
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", InlinePool)
+    jobs = [(2, 1), (3, 3), (5, 2), (7, 3)]
+    assert parallel_map(pow, jobs, workers=2, progress=False, cost=lambda job: job[1]) == [2, 27, 25, 343]
+    assert submitted == [(3, 3), (7, 3), (5, 2), (2, 1)]                # costliest first, ties in job order
+    submitted.clear()
+    parallel_map(pow, jobs, workers=2, progress=False)
+    assert submitted == jobs                                           # no cost: job order

@@ -1,6 +1,7 @@
 """Readouts on toy cases with known answers, and a tiny BiGRU."""
 import numpy as np
 import pytest
+import torch
 
 from paper_lib.models.gru import BiGRUConfig, build_vocab, encode, predict_bigru, train_bigru
 from paper_lib.probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
@@ -60,3 +61,39 @@ def test_bigru_learns_a_toy_tagging_task_and_maps_unknown_words():
     assert vocab["<unk>"] == 1 and encode([["truck"]], build_vocab(sents))[0].tolist() == [[1]]
     with pytest.raises(ValueError, match="word_dropout must lie in"):
         BiGRUConfig(word_dropout=1.0)
+
+
+def test_layer_identity_reads_a_layer_that_holds_the_token_and_not_one_that_does_not():
+    from paper_lib.probes import layer_identity
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 12, size=(60, 20))                           # (B, T)
+    eye = np.eye(12)
+    holds = eye[ids] + 0.01 * rng.standard_normal((60, 20, 12))        # layer 0: the current token, one-hot
+    prev = np.concatenate([np.zeros((60, 1, 12)), eye[ids[:, :-1]]], 1)  # layer 1: the previous token only
+    noise = rng.standard_normal((60, 20, 12))                          # layer 2: nothing
+    streams = [holds, prev, noise]
+    df = layer_identity([x[:40] for x in streams], ids[:40], [x[40:] for x in streams], ids[40:], lags=(0, 1))
+    d = df.set_index(["layer", "lag"]).decodability
+    assert d[(0, 0)] > 0.95 and d[(1, 1)] > 0.95                       # what each layer holds
+    assert abs(d[(0, 1)]) < 0.1 and abs(d[(1, 0)]) < 0.1 and abs(d[(2, 0)]) < 0.1
+    assert list(df.columns) == ["layer", "target", "lag", "accuracy", "chance", "n_test", "decodability"]
+    with pytest.raises(ValueError, match="train and test streams have 3 and 2 layers"):
+        layer_identity(streams, ids, streams[:2], ids)
+
+
+def test_residual_stream_ends_where_the_forward_pass_reads_out_and_probe_layers_needs_enough_tokens():
+    from paper_lib.lm_recipe import probe_layers
+    from paper_lib.models.spen import SPEN, SPENConfig
+
+    torch.manual_seed(0)
+    model = SPEN(SPENConfig(vocab_size=50, d_model=16, n_layer=2, d_ff=64, d_bottleneck=8, block_size=32)).eval()
+    idx = torch.randint(0, 50, (3, 12))
+    stream = model.residual_stream(idx)
+    assert len(stream) == 3 and all(x.shape == (3, 12, 16) for x in stream)
+    logits, _ = model(idx)
+    assert torch.allclose(model.lm_head(model.ln_f(stream[-1])), logits, atol=1e-6)
+    df = probe_layers(model, np.arange(48 * 12) % 50, 12)
+    assert sorted(df.layer.unique()) == [0, 1, 2] and set(df.lag) == {0, 1}
+    with pytest.raises(ValueError, match=r"probe_layers needs 576 tokens \(48 windows of 12\), got 100"):
+        probe_layers(model, np.arange(100), 12)

@@ -132,6 +132,15 @@ def test_kth_largest_equals_topk(dtype):
     assert torch.equal(kth_largest(at, 2), at.topk(2, dim=-1).values[..., -1:])
     with pytest.raises(ValueError, match=r"k must lie in \[1, 40\] \(the last dimension\), got 41"):
         kth_largest(a, 41)
+    if dtype != torch.bfloat16:                                        # the CPU path reuses one work buffer:
+        first = kth_largest(a, 3)                                      # what it returned must not change
+        kept = first.clone()
+        kth_largest(torch.randn_like(a), 3)
+        assert torch.equal(first, kept)
+        one = torch.randn(6, 1, dtype=dtype)                           # F = 1: the slice is the whole buffer
+        got = kth_largest(one, 1)
+        kth_largest(torch.zeros(6, 1, dtype=dtype), 1)
+        assert torch.equal(got, one)
 
 
 def test_linear_predictor_and_mix_as_one_gemm_equal_the_two_modules(monkeypatch):

@@ -243,18 +243,16 @@ def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr:
     opt = make_optimizer(model, cfg)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
     model.train()
-    loss = torch.tensor(float("nan"))
-    step = 0
-    while step < steps:
+    loss, step = torch.tensor(float("nan")), 0
+    for step in range(1, steps + 1):                              # step: optimiser steps run so far
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, cfg)
+            g["lr"] = lr_at(step - 1, cfg)
         b = sample_mqar(mqar, list(n_pairs), s.batch_size, gen)
         _, loss = model(b.inputs.to(dev), b.targets.to(dev))    # cross-entropy on answers (targets -100 elsewhere)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
-        step += 1
         if progress is not None:
             progress.update(1)
         if step < steps and step % s.check_every == 0 and s.solved_stop <= 1:
@@ -307,11 +305,9 @@ def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
     the number of workers. The jobs are handed out costliest first (``RUN_COST``), so that the workers
     finish together. ``progress``: a tqdm bar advanced per job.
     """
-    order = sorted(range(len(jobs)), key=lambda i: -RUN_COST.get(jobs[i][1], 1) * jobs[i][2])  # cost ~ width
-    done = parallel_map(_job, [(s, *jobs[i]) for i in order], workers=s.workers, progress=progress is not None,
-                        bar=progress)
-    results = dict(zip(order, done, strict=True))
-    return [r for i in range(len(jobs)) for r in results[i]]
+    done = parallel_map(_job, [(s, *job) for job in jobs], workers=s.workers, progress=progress is not None,
+                        bar=progress, cost=lambda job: RUN_COST.get(job[2], 1) * job[3])   # (s, kind, name, width, ...)
+    return [r for rows in done for r in rows]
 
 
 RUN_COST = {"gru": 155, "spen_selective": 150, "spen_linear": 75, "oracle": 30, "spen_token_attention": 20,

@@ -73,8 +73,9 @@ class Settings:
     gru_steps: int = setting(150, low=1)            # optimiser steps per learned state (GRU and scan alike)
     gru_batch: int = setting(16, low=1)             # sequences per step
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
-    oracle_banks: tuple[str, ...] = ("paper",)      # banks the oracle reads (names of banks)
-    oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the one at the rule's ratio
+    oracle_banks: tuple[str, ...] = ("paper", "slow")  # banks the oracle reads (names of banks)
+    oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): those up to the rule's ratio
+    oracle_map_seeds: tuple[int, ...] = ()          # the oracle's seeds away from the rule's cell; (): the first seed
     # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=2000,
                                                                              min_steps=1000, patience=12))
@@ -109,9 +110,10 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         raise ValueError(f"unknown learned state(s) {', '.join(bad)}; allowed: {', '.join(LEARNED_STATES)}")
     if not set(s.gru_seeds) <= set(s.seeds) or not set(s.gru_vocab_sizes) <= set(s.vocab_sizes):
         raise ValueError("gru_seeds and gru_vocab_sizes must be subsets of seeds and vocab_sizes")
-    if not set(s.oracle_vocab_sizes) <= set(s.vocab_sizes) or not set(s.oracle_banks) <= set(s.banks):
-        raise ValueError(f"oracle_vocab_sizes and oracle_banks must be subsets of vocab_sizes {list(s.vocab_sizes)} "
-                         f"and banks {list(s.banks)}")
+    if not set(s.oracle_vocab_sizes) <= set(s.vocab_sizes) or not set(s.oracle_banks) <= set(s.banks) \
+            or not set(s.oracle_map_seeds) <= set(s.seeds):
+        raise ValueError(f"oracle_vocab_sizes, oracle_banks and oracle_map_seeds must be subsets of vocab_sizes "
+                         f"{list(s.vocab_sizes)}, banks {list(s.banks)} and seeds {list(s.seeds)}")
     for name, rates in s.banks.items():
         if not rates or any(not 0 < float(a) <= 1 for a in rates):
             raise ValueError(f"bank {name!r} needs rates in (0, 1], got {rates}")
@@ -204,38 +206,41 @@ def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFr
 def _time_job(s: Settings, kind: str, V: int, seed: int) -> pd.DataFrame:
     if kind == "bank":
         return time_map_bank(s, V, seed)
-    if kind.startswith("oracle"):                     # "oracle_<target>": one target's fit (the longest jobs)
-        return time_map_oracle(s, V, seed, (kind.removeprefix("oracle_"),))
+    if kind.startswith("oracle_"):                    # "oracle_<bank>_<target>": one fit (the longest jobs)
+        bank, target = kind.removeprefix("oracle_").rsplit("_", 1)
+        return time_map_oracle(s, V, seed, (target,), (bank,))
     return time_map_gru(s, V, seed, kind)
 
 
 def time_jobs(s: Settings) -> list[tuple[str, int, int]]:
     """Panel A's jobs ``(kind, vocab_size, seed)``: every bank vocabulary and seed (``bank``), the
-    learned states at ``gru_vocab_sizes`` x ``gru_seeds``, the oracle at :func:`oracle_vocab_sizes`
-    (``oracle_identity`` and ``oracle_structure``: one job per target, the two longest fits split)."""
+    learned states at ``gru_vocab_sizes`` x ``gru_seeds``, and the oracle of each bank of
+    ``oracle_banks`` at :func:`oracle_vocab_sizes` (``oracle_<bank>_identity`` and
+    ``oracle_<bank>_structure``: one fit per job), at every seed in the rule's cell (the paper bank
+    at :func:`rule_vocab_size`) and at :func:`oracle_map_seeds` elsewhere (the cpu budget)."""
+    V_rule = rule_vocab_size(s)
     return ([("bank", V, sd) for V in s.vocab_sizes for sd in s.seeds]
             + [(k, V, sd) for k in s.learned_states for V in s.gru_vocab_sizes for sd in s.gru_seeds]
-            + [(f"oracle_{t}", V, sd) for V in oracle_vocab_sizes(s) for sd in s.seeds for t in ("identity", "structure")])
+            + [(f"oracle_{b}_{t}", V, sd) for b in s.oracle_banks for V in oracle_vocab_sizes(s)
+               for sd in (s.seeds if (b, V) == ("paper", V_rule) else oracle_map_seeds(s))
+               for t in ("identity", "structure")])
+
+
+def _time_cost(job: tuple) -> float:
+    """Seconds of one panel A job on one core of a 2-core Xeon at the cpu sizes (measured once:
+    an identity oracle 28 s at vocabulary 4, 48 s at 256, 183 s at 1024 before stopped readers were
+    skipped; a structure oracle 23-31 s; a GRU 9 s, a scan 4 s, a bank 1 s): only the order matters."""
+    _, kind, V, _ = job
+    if kind.startswith("oracle_"):
+        return 20 + 0.11 * V if kind.endswith("_identity") else 23
+    return {"gru": 9, "scan": 4}.get(kind, 1)
 
 
 def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
     """Every panel A job of :func:`time_jobs` in ``s.workers`` processes (the costliest first, so
     two workers finish together; rows in the order of :func:`time_jobs`). ``progress``: a tqdm bar."""
-    jobs = time_jobs(s)
-    cost = {"oracle_identity": 3, "oracle_structure": 3, "bank": 0}   # the oracle's fits first, then the learned states
-    return _costliest_first(_time_job, s, jobs, lambda job: (-cost.get(job[0], 1), -job[1]), progress)
-
-
-def _costliest_first(fn, s: Settings, jobs: list[tuple], key, progress) -> pd.DataFrame:
-    """``fn(s, *job)`` for every job in ``s.workers`` processes, handed out in ``key`` order (the
-    costliest first, so two workers finish together), the frames concatenated in ``jobs`` order."""
-    order = sorted(range(len(jobs)), key=lambda i: (*key(jobs[i]), i))
-    done = parallel_map(fn, [(s, *jobs[i]) for i in order], workers=s.workers,
-                        progress=progress is not None, bar=progress)
-    frames = [None] * len(jobs)
-    for i, df in zip(order, done, strict=True):
-        frames[i] = df
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(parallel_map(_time_job, [(s, *job) for job in time_jobs(s)], workers=s.workers,
+                                  progress=progress is not None, bar=progress, cost=_time_cost), ignore_index=True)
 
 
 def rule_vocab_size(s: Settings) -> int:
@@ -244,12 +249,19 @@ def rule_vocab_size(s: Settings) -> int:
 
 
 def oracle_vocab_sizes(s: Settings) -> tuple[int, ...]:
-    """The vocabularies the oracle runs at: ``oracle_vocab_sizes``, or the rule's (:func:`rule_vocab_size`)."""
-    return tuple(s.oracle_vocab_sizes) or (rule_vocab_size(s),)
+    """The vocabularies the oracle runs at: ``oracle_vocab_sizes``, or every one of ``vocab_sizes`` up to
+    the rule's (:func:`rule_vocab_size`; an identity reader's cost grows with the vocabulary)."""
+    return tuple(s.oracle_vocab_sizes) or tuple(V for V in s.vocab_sizes if V <= rule_vocab_size(s))
 
 
-def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = ("identity", "structure")) -> pd.DataFrame:
-    """The oracle of each bank in ``oracle_banks`` at vocabulary ``V``: the best reader we fit on the
+def oracle_map_seeds(s: Settings) -> tuple[int, ...]:
+    """The oracle's seeds away from the rule's cell: ``oracle_map_seeds``, or the first of ``seeds``."""
+    return tuple(s.oracle_map_seeds) or tuple(s.seeds[:1])
+
+
+def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = ("identity", "structure"),
+                    banks: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The oracle of each bank in ``banks`` (default ``oracle_banks``) at vocabulary ``V``: the best reader we fit on the
     fixed traces alone (:func:`paper_lib.oracle.fit_lag_oracle`, an MLP per lag with
     ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
     held-out split), for identity and structure at every lag, scored on the linear probe's test
@@ -259,7 +271,7 @@ def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = (
     E, data = _data(s, V, seed)
     x_test, labels_test = data["test"]
     frames = []
-    for name in s.oracle_banks:
+    for name in s.oracle_banks if banks is None else banks:
         rates = s.banks[name]
         test_states = ema_traces(x_test, rates).flatten(2)
         for j, (target, C) in enumerate((("identity", V), ("structure", s.n_classes))):
@@ -295,7 +307,8 @@ def closed_form_map(s: Settings, bank: str = "paper") -> pd.DataFrame:
 def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     """Per-seed panel A metrics: ``time_<target>_<state>`` at the rule's cell (lag :data:`RULE_LAG`,
     vocab / width nearest :data:`RULE_RATIO`) for ``bank`` (the paper's rates), ``gru`` and ``scan``
-    (the learned states), and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
+    (the learned states), ``oracle_slow`` (the slow bank's oracle, one seed at the cpu budget),
+    and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
     report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
     paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
     ``time_oracle_converged`` (1 per seed where that oracle stopped on a plateau before
@@ -303,7 +316,8 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
-    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan"), ("oracle_paper", "oracle")):
+    for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan"), ("oracle_paper", "oracle"),
+                         ("oracle_slow", "oracle_slow")):
         for target in ("identity", "structure"):
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):
@@ -317,6 +331,17 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
             easy = mine[(mine.lag == min(s.lags)) & (mine.vocab_size == mine.vocab_size.min())]
             out[f"time_identity_{short}_easy"] = easy.sort_values("seed").decodability.tolist()
     return out
+
+
+def boundary_ratios(df: pd.DataFrame, levels: tuple[float, ...] = (0.5, 0.1)) -> pd.DataFrame:
+    """Where each state stops keeping each target: for every ``state, target, lag``, the largest
+    vocabulary / width ratio at which the decodability (mean over seeds) is still at least each of
+    ``levels`` (``ratio_at_<level>``; NaN where no measured ratio reaches it). Our design."""
+    m = df.groupby(["state", "target", "lag", "ratio"]).decodability.mean().reset_index()
+    out = m[["state", "target", "lag"]].drop_duplicates().set_index(["state", "target", "lag"])
+    for level in levels:
+        out[f"ratio_at_{level:g}"] = m[m.decodability >= level].groupby(["state", "target", "lag"]).ratio.max()
+    return out.reset_index()
 
 
 # --------------------------------------------------------------------------- panel B: depth
@@ -367,8 +392,9 @@ def run_depth(s: Settings, arm: str, L: int, d_model: int) -> pd.DataFrame:
 def run_depth_map(s: Settings, progress=None) -> pd.DataFrame:
     """:func:`run_depth` at every (width, depth, arm) in ``s.workers`` processes (the deepest
     first; rows in (width, depth, arm) order). ``progress``: a tqdm bar advanced per run."""
-    runs = [(arm, L, d) for d in s.widths for L in s.depths for arm in s.arms]
-    return _costliest_first(run_depth, s, runs, lambda run: (-run[1] * (run[2] + 16),), progress)  # cost ~ L (d + 16)
+    runs = [(s, arm, L, d) for d in s.widths for L in s.depths for arm in s.arms]
+    return pd.concat(parallel_map(run_depth, runs, workers=s.workers, progress=progress is not None, bar=progress,
+                                  cost=lambda run: run[2] * (run[3] + 16)), ignore_index=True)   # cost ~ L (d + 16)
 
 
 def depth_metrics(curves: pd.DataFrame, s: Settings) -> dict[str, list[float]]:

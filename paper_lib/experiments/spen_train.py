@@ -133,11 +133,22 @@ def reference_table(refs: dict) -> pd.DataFrame:
 # --------------------------------------------------------------------------- training
 
 def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = None, steps: int | None = None,
-              eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True) -> dict:
+              eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True,
+              layer_probe: bool = False) -> dict:
     """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it: the recipe's
-    :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict)."""
+    :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict);
+    with ``layer_probe`` also the identity of the current and previous token at every layer of its
+    residual stream on ``eval_split``'s windows (``"layers"``, :func:`paper_lib.lm_recipe.probe_layers`)."""
     return run_lm(kind, settings, data, seed, lr=lr, steps=steps, eval_at=eval_at, eval_split=eval_split,
-                  final_splits=final_splits, progress=progress, induction_len=induction_length(settings))
+                  final_splits=final_splits, progress=progress, induction_len=induction_length(settings),
+                  layer_probe=eval_split if layer_probe else None)
+
+
+def layers_frame(runs: list[dict]) -> pd.DataFrame:
+    """The runs' layer probes in one frame: ``model, seed, layer, target, lag, accuracy, chance, n_test,
+    decodability`` (runs without a probe are left out)."""
+    return pd.concat([r["layers"].assign(model=r["model"], seed=r["seed"]) for r in runs if "layers" in r],
+                     ignore_index=True)
 
 
 def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True) -> pd.DataFrame:

@@ -162,6 +162,20 @@ class CausalLM(nn.Module):
             loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
         return logits, loss
 
+    @torch.no_grad()
+    def residual_stream(self, idx: Tensor) -> list[Tensor]:
+        """The residual stream entering the first block and leaving each block (before ``ln_f``):
+        ``n_layer + 1`` tensors ``(B, T, D)``, index ``l`` after ``l`` blocks (0: the embedding,
+        with positions where the model has them). ``idx`` (B, T) int64. Our design (issue 21: what
+        each layer of a trained model still holds of the current and earlier tokens)."""
+        x = self.wte(idx)                                              # (B, T, D)
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        out = [x]
+        for block in self.blocks:
+            out.append(block(out[-1]))                                 # (B, T, D)
+        return out
+
     def num_params(self) -> int:
         """Parameters, counting the tied embedding once."""
         return count_params(self)

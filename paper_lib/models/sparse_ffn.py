@@ -17,6 +17,7 @@ Shapes: ``x`` (B, T, D) or (N, D); hidden (N, F) with ``F = d_ff``; ``k`` kept u
 """
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -24,13 +25,28 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """This thread's work buffer ``name`` of ``shape`` and ``dtype`` (kept between calls; callers
+    never return it). Measured inside a SPEN training step at the benchmark sizes (issue 26):
+    ``numpy.partition`` of a fresh (8192, 512) copy took 14 ms a call against 6 ms in a loop, the
+    difference the first touch of fresh pages."""
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.shape != shape or buf.dtype != dtype:
+        buf = np.empty(shape, dtype)
+        setattr(_SCRATCH, name, buf)
+    return buf
+
 
 def kth_largest(a: Tensor, k: int) -> Tensor:
     """The ``k``-th largest value along the last dimension, ``(..., F) -> (..., 1)``, no autograd.
 
     Equal to ``a.topk(k, dim=-1).values[..., -1:]`` (the value, not an index). On the CPU, for
-    float32/float64, it is ``numpy.partition`` (a SIMD selection of values only), measured 5x faster
-    than ``torch.topk`` at (8192, 512), k = 31, one thread; elsewhere (CUDA, bfloat16) ``torch.topk``.
+    float32/float64, it is ``numpy.partition`` (a SIMD selection of values only) in a reused buffer
+    (:func:`_scratch`), measured 5x faster than ``torch.topk`` at (8192, 512), k = 31, one thread;
+    elsewhere (CUDA, bfloat16) ``torch.topk``.
     Our design: the paper is silent on how the top-k is computed.
 
     Raises:
@@ -40,8 +56,11 @@ def kth_largest(a: Tensor, k: int) -> Tensor:
     if not 1 <= k <= n:
         raise ValueError(f"k must lie in [1, {n}] (the last dimension), got {k}")
     if a.device.type == "cpu" and a.dtype in (torch.float32, torch.float64):
-        v = np.partition(a.detach().numpy(), n - k, axis=-1)[..., n - k:n - k + 1]
-        return torch.from_numpy(np.ascontiguousarray(v))
+        an = a.detach().numpy()
+        buf = _scratch("partition", an.shape, an.dtype)                # (..., F), reused: no fresh pages
+        np.copyto(buf, an)
+        buf.partition(n - k, axis=-1)
+        return torch.from_numpy(buf[..., n - k:n - k + 1].copy())     # (..., 1), never the buffer itself
     with torch.no_grad():
         return a.topk(k, dim=-1, sorted=False).values.amin(dim=-1, keepdim=True)
 
@@ -60,7 +79,7 @@ def _kept_units(z: Tensor, k: int) -> Tensor:
     n = z.shape[-1]
     z2 = z.detach().reshape(-1, n)                                     # (N, F), a view
     zn, kth = z2.numpy(), kth_largest(z2, k).numpy()                   # (N, F), (N, 1)
-    keep = np.less(zn, kth)
+    keep = np.less(zn, kth, out=_scratch("keep", zn.shape, np.bool_))
     np.logical_not(keep, out=keep)                                     # (N, F): z >= z_k, NaN kept
     with np.errstate(invalid="ignore", over="ignore"):                 # inf - inf: a NaN sum, as wanted
         bad = ~(kth[:, 0] > 4 * np.finfo(zn.dtype).tiny) | ~np.isfinite(zn.sum(axis=-1))

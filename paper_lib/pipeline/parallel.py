@@ -37,7 +37,7 @@ def _init_worker() -> None:
 
 
 def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1, desc: str | None = None,
-                 progress: bool = True, bar=None) -> list:
+                 progress: bool = True, bar=None, cost: Callable[[tuple], float] | None = None) -> list:
     """``[fn(*job) for job in jobs]``, in job order, computed by ``workers`` processes.
 
     Args:
@@ -49,6 +49,9 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
             do not depend on ``workers`` (floating-point sums depend on the thread count).
         desc: label of the tqdm bar. progress: show the bar (one tick per finished job).
         bar: an open tqdm bar to advance instead (a notebook's bar over several calls; not closed here).
+        cost: ``cost(job)`` (any unit; only the order matters): with ``workers > 1`` the jobs are handed
+            out costliest first (ties in job order), so the workers finish together rather than one
+            waiting on a long job handed out last. The results stay in job order.
 
     Returns:
         the results, in the order of ``jobs``.
@@ -79,7 +82,8 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
         results: list = [None] * len(jobs)
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
                                  initializer=_init_worker) as pool:
-            futures = {pool.submit(fn, *job): i for i, job in enumerate(jobs)}
+            order = sorted(range(len(jobs)), key=lambda i: -cost(jobs[i])) if cost else range(len(jobs))
+            futures = {pool.submit(fn, *jobs[i]): i for i in order}      # handed out in this order
             try:
                 for f in as_completed(futures):
                     results[futures[f]] = f.result()

@@ -259,6 +259,7 @@ class Outputs:
         self.parameters = _jsonable(dict(parameters))
         self.seeds = [int(s) for s in seeds]
         self.finished = False
+        self._written: dict[str, str] = {}  # file name -> the call that wrote it in this run
         if run is not None:  # the runner owns the folders; it swaps them in when the notebook has run to the end
             if (run["notebook"], run["profile"]) != (notebook, profile):
                 raise ValueError(f"this kernel runs {run['notebook']} at profile {run['profile']}, not {notebook} "
@@ -289,6 +290,13 @@ class Outputs:
 
     def _record(self, *paths: Path) -> None:
         record(self._stage, paths, self.provenance())
+
+    def _claim(self, call: str, *names: str) -> None:
+        """Raise ValueError on a second write of one file in one run (save_data, save_table: ``<name>.csv``)."""
+        for name in names:
+            if name in self._written:
+                raise ValueError(f"{name} was already written in this run by {self._written[name]}; give {call}'s output another name")
+        self._written.update(dict.fromkeys(names, call))
 
     def save_figure(self, fig, name: str, *, alt: str, title: str) -> Path:
         """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped; returns the final PNG path.
@@ -345,8 +353,10 @@ class Outputs:
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:
         """Save a pandas table as ``<name>.csv`` and ``<name>.md`` (with a provenance comment, and
-        at the smoke profile a first line saying the run proves nothing); returns the CSV's final path."""
+        at the smoke profile a first line saying the run proves nothing); returns the CSV's final path.
+        Raises ValueError if ``<name>.csv`` or ``.md`` was already written in this run."""
         csv_path, md_path = self._stage / f"{name}.csv", self._stage / f"{name}.md"
+        self._claim("save_table", csv_path.name, md_path.name)
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         stamp = json.dumps(self.provenance(), sort_keys=True)
@@ -357,8 +367,10 @@ class Outputs:
         return self.dir / csv_path.name
 
     def save_data(self, df, name: str) -> Path:
-        """Save a data frame (curves, per-seed rows) as ``<name>.csv``, stamped in the manifest."""
+        """Save a data frame (curves, per-seed rows) as ``<name>.csv``, stamped in the manifest.
+        Raises ValueError if ``<name>.csv`` was already written in this run."""
         path = self._stage / f"{name}.csv"
+        self._claim("save_data", path.name)
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False)
         self._record(path)
