@@ -136,12 +136,12 @@ def add_mfu(df: pd.DataFrame, batch_tokens: int, peak: float) -> pd.DataFrame:
     flops, active = {}, {}
     for d, T, kind in zip(df.d_model, df.seq_len, df.model, strict=True):
         sizes = lm_sizes(kind, d, T)
-        SparseFFN.sparse_gemms = False                                   # count the dense definition
+        was, SparseFFN.sparse_gemms = SparseFFN.sparse_gemms, False        # count the dense definition
         try:
             flops[(d, T, kind)] = training_flops_per_token(lambda k=kind, s=sizes: build_model(k, seed=0, **s), T,
                                                            sizes["vocab_size"])["flops_per_token"]
         finally:
-            SparseFFN.sparse_gemms = True
+            SparseFFN.sparse_gemms = was
         active[(d, T, kind)] = flops[(d, T, kind)]
         if kind == "spen":
             cfg = SPENConfig(**{k: v for k, v in sizes.items() if k in SPENConfig.__dataclass_fields__})

@@ -47,10 +47,11 @@
 #
 # **What this notebook does not do yet (issue 21):** the GRU and the selective scan are trained at a
 # subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle stops at
-# vocabulary / width 16 (an identity reader at 64 took 183 s, three times one at 16) and runs one seed
-# away from the rule's cell; the structural label is a token class,
-# not a grammar role; no probe of notebook 03's trained models (notebook 02's lag curves are read by
-# their own report row); depth 32 runs only at the paper profile. The panel A rule's thresholds (0.10 and 0.20) and its cell were fixed after a
+# vocabulary / width 16 (an identity reader at 64 took 183 s, 2.7 times one at 16, measured once
+# before stopped readers were skipped) and runs one seed away from the rule's cell; the structural
+# label is a token class, not a grammar role; the probe of trained language models is a linear one
+# and lives in notebook 03 (token identity at every layer of SPEN and the Transformer; notebook 02's lag
+# curves are read by their own report row); depth 32 runs only at the paper profile. The panel A rule's thresholds (0.10 and 0.20) and its cell were fixed after a
 # one-seed pilot of the bank at the cpu sizes (identity 0.05, class 0.26 at that cell), before any
 # run of this notebook; the panel B rule was written after a pilot at n_layer 16, d_model 32 (800 steps,
 # five arms, no `gate`), before any run of this notebook.

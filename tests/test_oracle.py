@@ -117,3 +117,24 @@ def test_lag_oracle_does_not_stop_before_min_steps():
 def test_lag_oracle_rejects_a_lag_past_the_scored_positions():
     with pytest.raises(ValueError, match="lags must be non-empty"):
         fit_lag_oracle(_bank_sampler(4, 4, [0.5], 10), 4, [0, 5], 3, SMALL)
+
+
+def test_lag_oracle_skipping_stopped_readers_leaves_the_fit_as_computing_them_all(monkeypatch):
+    from paper_lib.oracle import LagOracle
+
+    torch.set_num_threads(1)
+    cfg = LagOracleConfig(hidden=8, layers=2, max_steps=80, batch_sequences=2, eval_every=5, patience=2,
+                          val_sequences=4, min_steps=0)            # readers stop at different steps
+    sample = _bank_sampler(6, 4, [0.5, 0.1], 20)
+    skipping, steps = fit_lag_oracle(sample, 6, [0, 1, 4, 8], 8, cfg, seed=0)
+    assert len(set(steps.values())) > 1 and min(steps.values()) < cfg.max_steps   # some stopped early
+    every = LagOracle.forward
+
+    def all_readers(self, x, readers=None):                        # compute every reader, then keep the live ones
+        out = every(self, x)
+        return out if readers is None else out.index_select(0, readers)
+    monkeypatch.setattr(LagOracle, "forward", all_readers)
+    computing_all, steps_all = fit_lag_oracle(sample, 6, [0, 1, 4, 8], 8, cfg, seed=0)
+    assert steps_all == steps
+    for a, b in zip(skipping.parameters(), computing_all.parameters(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6)

@@ -287,7 +287,7 @@ def test_kept_gelu_saves_a_sixteenth_of_what_the_dense_path_saves(monkeypatch):
     assert saved[False] - saved[True] <= n * f * 5
 
 
-def test_kept_ffn_keeps_exact_ties_propagates_nan_and_returns_only_the_gradients_asked_for():
+def test_kept_ffn_keeps_exact_ties_propagates_nan_and_matches_the_dense_gradients_without_bias_gradients():
     from paper_lib.models.sparse_ffn import _KeptFFN
 
     torch.manual_seed(0)

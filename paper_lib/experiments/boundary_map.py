@@ -228,8 +228,9 @@ def time_jobs(s: Settings) -> list[tuple[str, int, int]]:
 
 def _time_cost(job: tuple) -> float:
     """Seconds of one panel A job on one core of a 2-core Xeon at the cpu sizes (measured once:
-    an identity oracle 28 s at vocabulary 4, 48 s at 256, 183 s at 1024 before stopped readers were
-    skipped; a structure oracle 23-31 s; a GRU 9 s, a scan 4 s, a bank 1 s): only the order matters."""
+    an identity oracle 28 s at vocabulary 4, 67 s at 256, 183 s at 1024 before stopped readers were
+    skipped, 48 s at 256 after; a structure oracle 23-31 s; a GRU 9 s, a scan 4 s, a bank 1 s):
+    only the order matters."""
     _, kind, V, _ = job
     if kind.startswith("oracle_"):
         return 20 + 0.11 * V if kind.endswith("_identity") else 23

@@ -136,9 +136,11 @@ class _KeptFFN(torch.autograd.Function):
     output projection, ``dL/da`` (sampled at the kept units, SDDMM), ``dL/dW_2``, ``dL/dx`` and
     ``dL/dW_1`` cost ``k / F`` of their dense FLOPs (6% in the paper's setting). ``x`` (N, D),
     ``w1`` (F, D), ``b1`` (F,), ``w2`` (D, F), ``b2`` (D,) -> (N, D). CPU, float32/float64 only
-    (the caller checks). Saves ``x``, the weights and the kept units' indices and pre-activations;
-    no ``(N, F)`` tensor is kept or built, forward or backward. The transposed pattern (for the
-    weight gradients) is one stable radix sort of the column indices. Our design (issue 26, lever 4)."""
+    (the caller checks). Saves ``x``, the weights and the kept units' indices and pre-activations:
+    no ``(N, F)`` tensor is kept for the backward, and the only ones built are the forward's
+    pre-activation ``z`` and the selection's work buffers (:func:`_kept_units`, reused between
+    calls); the backward builds none. The transposed pattern (for the weight gradients) is one
+    stable sort of the column indices (numpy's radix sort while ``F < 2**15``). Our design (issue 26, lever 4)."""
 
     @staticmethod
     def forward(ctx, x: Tensor, w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor, k: int) -> Tensor:
@@ -176,6 +178,15 @@ class _KeptFFN(torch.autograd.Function):
         dw2 = torch.mm(a_t, dy).t().contiguous() if need[3] else None                         # (D, F)
         db2 = dy.sum(0) if need[4] else None                                                  # (D,)
         return dx, dw1, db1, dw2, db2, None
+
+
+def _cpu_autocast() -> bool:
+    """Whether CPU autocast is on (``torch.is_autocast_enabled("cpu")`` from torch 2.4; the older
+    ``torch.is_autocast_cpu_enabled()`` before, which ``pyproject.toml``'s ``torch>=2.1`` allows)."""
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:                                                  # torch < 2.4: no device argument
+        return torch.is_autocast_cpu_enabled()
 
 
 class SparseFFN(nn.Module):
@@ -229,7 +240,7 @@ class SparseFFN(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         kept_path = (self.fuse_gelu_mask and self.k < self.fc.out_features and x.device.type == "cpu"
-                     and not torch.is_autocast_enabled("cpu") and x.dtype in (torch.float32, torch.float64)
+                     and not _cpu_autocast() and x.dtype in (torch.float32, torch.float64)
                      and self.fc.weight.dtype == x.dtype)
         if kept_path and self.sparse_gemms:                            # lever 4: sparse GEMMs after the selection
             y = _KeptFFN.apply(x.reshape(-1, x.shape[-1]), self.fc.weight, self.fc.bias,
