@@ -151,6 +151,7 @@ for i, st in enumerate(states):
             ax.set_xlabel("lag k (tokens)")
         if j == 0:
             ax.set_ylabel("vocab_size / d_model")
+fig.subplots_adjust(top=0.95, bottom=0.05, hspace=0.3)          # six rows: less white above and below
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
 stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {len(S.gru_seeds)} seed(s); oracle "
