@@ -388,9 +388,14 @@ top = layers.layer.max()
 layer_metrics = {f"layer_identity_lag{lag}_top_{k}": layers[(layers.model == k) & (layers.lag == lag)
                                                             & (layers.layer == top)].sort_values("seed").decodability.tolist()
                  for k in st.MODELS for lag in (0, 1)}
+base = {k: layers[(layers.model == k) & (layers.lag == 1) & (layers.layer == 0)].decodability.tolist() for k in st.MODELS}
 display(Markdown("At the top of the stream (after block {}): ".format(top) + "; ".join(
     f"{LABEL[k]} current token {format_mean_ci(layer_metrics[f'layer_identity_lag0_top_{k}'])}, previous "
-    f"{format_mean_ci(layer_metrics[f'layer_identity_lag1_top_{k}'])}" for k in st.MODELS) + "."))
+    f"{format_mean_ci(layer_metrics[f'layer_identity_lag1_top_{k}'])}" for k in st.MODELS) + ". "
+    "The embedding (layer 0) holds the current token only, yet reads the previous one at "
+    + ", ".join(f"{format_mean_ci(base[k])} ({LABEL[k]})" for k in st.MODELS)
+    + ": what a token says about its predecessor (the text's bigram statistics). A layer adds "
+    "previous-token information to the stream only above that line."))
 
 # %% [markdown]
 # ## Throughput against sequence length
