@@ -19,6 +19,8 @@ from paper_lib.experiments.predictor_ablation import (
 from paper_lib.models.spen import SPEN, SPENConfig
 from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 CFG = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64, n_head=2)
 
 

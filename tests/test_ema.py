@@ -6,6 +6,8 @@ import torch
 
 from paper_lib.ema import PAPER_ALPHAS, EMATraces, check_alphas, ema_reference, ema_traces
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 ALPHAS = [(0.5, 0.1, 0.02), (1.0, 0.3), (0.999,), (0.007, 1.0, 0.25, 0.6)]
 
 
