@@ -29,6 +29,8 @@ import os
 import sys
 from typing import Iterator
 
+from .profiles import PROFILES
+
 WAIT_POLICY_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
 """Environment a process needs *before* its OpenMP runtime starts: waiting threads sleep."""
 
@@ -44,11 +46,10 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-PROFILE_THREADS: dict[str, int] = {"smoke": 1, "cpu": 2, "paper": 2}
-"""The thread count ``n_threads=None`` means at each profile, whatever the machine's core count:
-results (the order of floating-point sums) depend on it, so two machines must not publish
-different numbers under one stamp. These are what a 2-core machine got from the earlier rule
-``min(cores, 4)``, so the published numbers did not move. Our design: the paper is silent."""
+PROFILE_THREADS: dict[str, int] = {p.name: p.threads for p in PROFILES.values()}
+"""The thread count ``n_threads=None`` means at each profile (:attr:`Profile.threads`), whatever the
+machine's core count: results (the order of floating-point sums) depend on it, so two machines
+must not publish different numbers under one stamp. Our design: the paper is silent."""
 
 JOB_THREADS = 1
 """Threads of each job of :func:`paper_lib.pipeline.parallel.parallel_map`, in a worker process or
