@@ -57,7 +57,7 @@ from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
 from paper_lib.claims.lm import CLAIMS, copies_in_context, gap_grows
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
-from paper_lib.lm_recipe import build_lm, run_lm
+from paper_lib.lm_recipe import build_lm, induction_length, run_lm
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, legend_outside, log2_ticks, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
@@ -237,7 +237,7 @@ ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="induction sco
        title="In-context copying of repeated random tokens")
 tokens_axis(ax)
 legend_outside(ax)
-stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
+stamp(fig, profile, len(SEEDS), CI, f"{induction_length(settings)} random tokens, repeated once")
 fig.tight_layout()
 out.save_figure(fig, "induction_score", title="In-context copying of repeated random tokens",
                 alt="Lines with 95% CI bands over seeds of SPEN's and the Transformer's induction score (loss on the "
