@@ -179,7 +179,7 @@ plt.show()
 main = settings.spcn.rule
 learned = [(f"spcn_err_{main}", "spcn_level1_floor"), ("spcn_backprop", "spcn_level1_floor")] + [
     (f"spcn_err_{r}_level2", "spcn_err_none_level2") for r in rules if r != "none"]
-any_gain = any(paired_gain(per_seed[a], per_seed[b]) for a, b in learned)  # the rule: pipeline.rules.paired_difference
+any_gain = any(paired_gain(per_seed[a], per_seed[b]) for a, b in learned)  # the rule: claims.grammar.paired_difference
 display(Markdown(
     f"**Floor (no learning):** the probe on level 1's traces of the random word codes reads "
     f"{format_mean_ci(acc['spcn_level1_floor'])}. The paper-style SPCN ({main}) reads {format_mean_ci(acc['spcn_probe'])}: "

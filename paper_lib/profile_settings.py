@@ -12,7 +12,17 @@ Our design: the paper is silent.
 """
 from __future__ import annotations
 
-from .pipeline.settings import merged
+import copy
+from typing import Mapping
+
+
+def merged(*parts: Mapping) -> dict:
+    """Dicts merged left to right, nested dicts key by key (a section built from shared parts)."""
+    out: dict = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else copy.deepcopy(v)
+    return out
 
 
 def _matched(n_layer: int, d_model: int, block_size: int, n_head: int, d_ff: int, d_bottleneck: int) -> dict:

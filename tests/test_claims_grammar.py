@@ -38,7 +38,7 @@ def test_learning_needs_a_ceiling_above_the_floor():
     (_s(0.85), _s(0.80), 0.10, "partly", "acc_a - acc_b = +0.050 (acc_a ahead, CIs apart, short of the 0.1 margin)"),
 ])
 def test_beats_says_who_is_ahead_and_whether_cis_are_apart(a, b, margin, verdict, reason):
-    from paper_lib.pipeline.rules import beats
+    from paper_lib.claims.grammar import beats
 
     assert beats("acc_a", "acc_b", margin=margin)({"acc_a": a, "acc_b": b}) == (verdict, reason)
 
@@ -58,13 +58,13 @@ def test_structure_rule_against_both_causal_grus(spcn, gru, nodrop, verdict):
     assert reason.count("spcn_struct_context_acc_B - ") == 2    # one clause per causal GRU
 
 def test_beats_each_needs_a_rival():
-    from paper_lib.pipeline.rules import beats_each
+    from paper_lib.claims.grammar import beats_each
 
     with pytest.raises(ValueError, match="at least one rival"):
         beats_each("a", ())
 
 def test_paired_difference_names_a_gain_a_loss_a_tie_and_too_few_seeds():
-    from paper_lib.pipeline.rules import paired_difference
+    from paper_lib.claims.grammar import paired_difference
 
     assert paired_difference([0.10, 0.12, 0.11])[0] == "gain"
     assert paired_difference([-0.10, -0.12, -0.11])[0] == "loss"

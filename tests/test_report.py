@@ -7,10 +7,11 @@ import json
 import pytest
 
 from paper_lib.claims.__main__ import main as claims_main
+from paper_lib.claims.grammar import near
+from paper_lib.claims.lm import at_least
 from paper_lib.claims.registry import CLAIMS, ROW_ORDER
 from paper_lib.pipeline.labels import Labels
 from paper_lib.pipeline.report import Claim, Claims, claims_table, decide, render, update_readme, write_report
-from paper_lib.pipeline.rules import at_least, near
 
 
 def _metrics(folder, notebook, profile="cpu", n=5, **values):
@@ -97,7 +98,7 @@ def test_attribution_row_in_the_table(tmp_path):
     assert table[table.claim.str.startswith("Attention recalls")].shape[0] == 1
 
 def test_markdown_cells_keep_angle_brackets_and_pipes():
-    from paper_lib.pipeline.report_render import _md_cell
+    from paper_lib.pipeline.report import _md_cell
 
     assert _md_cell("BiGRU without <unk> training | a & b") == "BiGRU without &lt;unk&gt; training \\| a &amp; b"
     assert _md_cell(0.5) == 0.5
@@ -128,7 +129,7 @@ def test_claims_reject_a_key_twice_and_name_the_known_ones():
         Claims((row, row), Labels({}))
     two = Claims((row,), Labels({"acc_a": "accuracy of A"})) + Claims(
         (Claim("b", "B holds", "2", None, "01_x", ("acc_a",), near("acc_a", 1.0, 0.1, 0.2)),), Labels({}))
-    assert [c.key for c in two.ordered(["b"])] == ["b", "a"]
+    assert [c.key for c in two] == ["a", "b"] and two["b"].claim == "B holds"
     with pytest.raises(ValueError, match="^unknown claim 'c'; known: a, b$"):
         two["c"]
     line = two.markdown("a", {"acc_a": [0.95, 0.97]}, "cpu")

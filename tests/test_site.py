@@ -12,6 +12,7 @@ import pytest
 
 from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
 from paper_lib.pipeline import site
+from paper_lib.pipeline.report import claims_table
 
 
 def _png(color: str) -> str:
@@ -72,7 +73,7 @@ def make_executed(root):
 
 def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     executed, figures = make_executed(tmp_path)
-    rows = site.claim_rows(figures, CLAIMS)
+    rows = claims_table(figures, CLAIMS).to_dict("records")
     assert [r["key"] for r in rows] == [c.key for c in CLAIMS]
     name = "05_associative_recall"
     mine = [r for r in rows if r["notebook"] == name]
@@ -106,7 +107,7 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
 
 def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
     _, figures = make_executed(tmp_path)
-    rows = site.claim_rows(figures, CLAIMS)
+    rows = claims_table(figures, CLAIMS).to_dict("records")
     page = site.landing_page(rows, "cpu", "recall_by_pairs.png", "alt words", PAPER_SUMMARY, HEADLINE[0])
     table = [line for line in page.splitlines() if line.startswith("| [")]
     assert len(table) == len(CLAIMS)

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 from ..pipeline.labels import Labels
 from ..pipeline.report import Claim, Claims
-from ..pipeline.rules import Gate, Metrics, at_least, first_gate, spread
+from ..pipeline.rules import Gate, Metrics, Rule, first_gate
 from ..pipeline.rules import ci as _ci
 from ..pipeline.rules import mean as _m
 from ..predictors import ABLATION_PREDICTORS, BOUNDED_PREDICTORS, PAPER_PREDICTORS, PREDICTORS
@@ -54,7 +54,33 @@ BOUNDED = tuple(f"loss_{n}" for n in BOUNDED_PREDICTORS)
 UNBOUNDED = tuple(f"loss_{n}" for n in ABLATION_PREDICTORS if n not in BOUNDED_PREDICTORS) + ("loss_transformer",)
 """The losses of the readers that see more than the traces, and the Transformer's."""
 
-# --------------------------------------------------------------------------- gates and thresholds only this family uses
+# --------------------------------------------------------------------------- rules, gates and thresholds only this family uses
+
+def at_least(name: str, yes: float, partly: float) -> Rule:
+    """yes if ours >= yes; partly if >= partly; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        v = _m(m, name)
+        return ("yes" if v >= yes else "partly" if v >= partly else "no"), f"{name} = {v:.3g}"
+    rule.__doc__ = f"yes if {name} >= {yes:g}; partly if >= {partly:g}; else no"
+    return rule
+
+
+def relative_spread(values: Iterable[float]) -> float:
+    """``(max - min) / min`` of ``values`` (a fraction): how far apart losses are."""
+    v = list(values)
+    return (max(v) - min(v)) / min(v)
+
+
+def spread(names: Iterable[str], yes: float, partly: float) -> Rule:
+    """yes if (max - min) / min of the values <= yes; partly if <= partly; else no."""
+    names = tuple(names)
+
+    def rule(m: Metrics) -> tuple[str, str]:
+        rel = relative_spread(_m(m, n) for n in names)
+        return ("yes" if rel <= yes else "partly" if rel <= partly else "no"), f"spread {rel:.1%}"
+    rule.__doc__ = f"yes if (max - min) / min of the losses <= {yes:.0%}; partly if <= {partly:.0%}; else no"
+    return rule
+
 
 def past_unigram(models: Iterable[str], by: float = 1.0) -> Gate:
     """Informative only if every ``<model>_val_loss`` is at least ``by`` nats below ``unigram_val_loss``."""

@@ -44,8 +44,8 @@ def _gather() -> tuple[Claims, dict[str, dict[str, str]]]:
     for m in found:
         for notebook, names in m.METRICS.items():
             metrics.setdefault(notebook, {}).update(names)
-    known = [k for k in ROW_ORDER if k in {c.key for c in claims}]
-    return claims.ordered(known), metrics
+    rank = {key: i for i, key in enumerate(ROW_ORDER)}       # a claim not listed: after them, as found
+    return Claims(sorted(claims, key=lambda c: rank.get(c.key, len(rank))), claims.labels), metrics
 
 
 CLAIMS, METRICS = _gather()

@@ -34,7 +34,7 @@ from ..models.lm import count_params, gpt2_init_weights
 from ..models.spen import SPENConfig
 from ..oracle import OracleConfig, baseline_by_pairs, fit_oracle
 from ..pipeline.parallel import parallel_map
-from ..pipeline.profiles import proves_nothing
+from ..pipeline.profiles import get_profile
 from ..pipeline.settings import check_fields, check_seeds, configure, setting
 from ..predictors import ABLATION_PREDICTORS, PREDICTORS, SelectivePredictor
 from ..profile_settings import PROFILE_SETTINGS
@@ -129,7 +129,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     outside = sorted((set(s.width_models) | set(s.distance_models)) - set(s.models))
     if outside:
         raise ValueError(f"panel 2/3 model(s) {', '.join(outside)} not in models (their learning rate is chosen there)")
-    if len(s.lrs) < 3 and not proves_nothing(profile):
+    if len(s.lrs) < 3 and not get_profile(profile).proves_nothing:
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
     distance_task(s).check(s.distance_n_pairs)

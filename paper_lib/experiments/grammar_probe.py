@@ -34,13 +34,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..claims.grammar import paired_difference
 from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, GrammarData, function_words, generate, make_split
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.learned_codes import CodeLearningConfig, category_codes, hebbian_codes, select_backprop_codes
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
-from ..pipeline.rules import paired_difference
 from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
@@ -246,12 +246,12 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
 def paired_words(a, b) -> str:
     """Per-seed ``a - b`` in words: ``"+0.012 ± 0.004 (n=5): a gain"``, ``"...: a loss"``,
     ``"...: no difference within the 95% CI"``, or ``"undetermined"`` with fewer than 2 seeds
-    (the rule: :func:`paper_lib.pipeline.rules.paired_difference`)."""
+    (the rule: :func:`paper_lib.claims.grammar.paired_difference`)."""
     return paired_difference(np.asarray(a, float) - np.asarray(b, float))[1]
 
 
 def paired_gain(a, b) -> bool:
-    """Whether ``a`` beats ``b`` per seed by :func:`paper_lib.pipeline.rules.paired_difference` (a gain)."""
+    """Whether ``a`` beats ``b`` per seed by :func:`paper_lib.claims.grammar.paired_difference` (a gain)."""
     return paired_difference(np.asarray(a, float) - np.asarray(b, float))[0] == "gain"
 
 

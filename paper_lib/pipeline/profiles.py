@@ -3,7 +3,7 @@ full study on a 2-core laptop) and ``paper`` (the paper's scale, for a GPU).
 
 A :class:`Profile` says what a run at that profile is: the threads ``n_threads=None`` means,
 where a published run writes, whether its runs prove nothing, whose report refreshes the
-README. Every other module asks the record (:func:`get_profile`, :func:`proves_nothing`), never
+README. Every other module asks the record (:func:`get_profile`), never
 the profile's name. What a profile changes in each notebook's settings is
 :data:`paper_lib.profile_settings.PROFILE_SETTINGS`. Adding a profile is one record here and its
 block there; a GPU profile that publishes beside the cpu one would be
@@ -81,12 +81,6 @@ def get_profile(profile: str) -> Profile:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
     return PROFILES[profile]
-
-
-def proves_nothing(profile: str) -> bool:
-    """Whether runs at ``profile`` only check the plumbing (:attr:`Profile.proves_nothing`);
-    False for a name that is no profile (a ``metrics.json`` of unknown origin is judged as evidence)."""
-    return profile in PROFILES and PROFILES[profile].proves_nothing
 
 
 def check_profile(profile: str) -> str:

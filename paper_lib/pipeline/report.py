@@ -27,16 +27,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
 from .atomic import write_text
 from .labels import Labels
-from .profiles import get_profile, proves_nothing
+from .profiles import PROFILES, get_profile
 from .provenance import REPO_ROOT, output_dir
-from .report_render import render, update_readme
-from .rules import Gate, Metrics, Rule
+from .rules import Gate, Metrics, Rule, sizes
 from .stats import mean_ci95
 
 # --------------------------------------------------------------------------- claims and verdicts
@@ -123,15 +122,6 @@ class Claims:
     def __add__(self, other: Claims) -> Claims:
         return Claims(self.rows + other.rows, self.labels + other.labels)
 
-    def ordered(self, keys: Sequence[str]) -> Claims:
-        """The same claims with ``keys`` first, in that order, and every other after, as they were.
-
-        Raises:
-            ValueError: a key of ``keys`` that is no claim here.
-        """
-        first = [self[k] for k in keys]
-        return Claims(first + [c for c in self.rows if c.key not in keys], self.labels)
-
     def verdict(self, key: str, metrics: Mapping[str, object], profile: str) -> Verdict:
         """The verdict that ``REPORT.md`` shows for claim ``key``, from a notebook's metrics (per-seed
         lists or summaries). Raises ValueError: unknown claim key."""
@@ -158,8 +148,8 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     missing = [n for n in claim.metrics if n not in m]
     if missing:
         return Verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
-    if proves_nothing(profile):
-        return Verdict("undetermined", get_profile(profile).note)
+    if profile in PROFILES and PROFILES[profile].proves_nothing:    # an unknown origin is judged as evidence
+        return Verdict("undetermined", PROFILES[profile].note)
     names = list(claim.metrics) or [k for k in m if k.startswith(claim.prefixes)]
     n = min((int(m[k].get("n", 1)) for k in names), default=0)
     if n < 2:
@@ -173,7 +163,7 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     return Verdict(word, why)
 
 
-# --------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------- the table
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
@@ -195,8 +185,7 @@ def _member(m: Metrics, name: str) -> str | None:
     numeric suffix; ``None`` if absent."""
     if not name.endswith("_"):
         return name if name in m else None
-    sizes = [int(k[len(name):]) for k in m if k.startswith(name) and k[len(name):].isdigit()]
-    return f"{name}{max(sizes)}" if sizes else None
+    return f"{name}{ns[-1]}" if (ns := sizes(m, name)) else None
 
 
 def _cell(m: Metrics, name: str, label: Callable[[str], str]) -> str:
@@ -254,6 +243,84 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         rows.append({**row, "holds": verdict.holds, "why": plain(verdict.reason)})
     return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
                                        "holds", "why", "rule", "ours", "source"])
+
+
+# --------------------------------------------------------------------------- as Markdown: REPORT.md and the README
+
+def _md_cell(v):
+    """A table cell as Markdown text: ``|`` escaped, and ``<``, ``>`` as entities, so ``<unk>``
+    shows instead of vanishing as an HTML tag."""
+    if not isinstance(v, str):
+        return v
+    return v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
+    """The results table: ``# | claim | paper | ours ± CI | against | distance | verdict``, one
+    number per cell, each claim linked by ``link`` (formatted with the row's ``key`` and
+    ``notebook``) to its details (the rule, the reasoning, every number)."""
+    t = table.map(_md_cell)
+    short = pd.DataFrame({
+        "#": range(1, len(t) + 1),
+        "claim": [f"[{r.claim}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
+        "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "distance": t.distance,
+        "verdict": t.holds})
+    return short.to_markdown(index=False)
+
+
+def render(table: pd.DataFrame, profile: str) -> str:
+    """The Markdown report for ``table``: the summary, the results table, then one section per
+    claim (anchor ``claim-<key>``) with the verdict's reasoning, the rule and every number."""
+    counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
+    summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    details = []
+    for i, r in enumerate(table.itertuples(), 1):
+        numbers = "\n".join(f"- {_md_cell(x.strip())}" for x in r.ours.split(";")) if r.ours != "—" else "- none yet"
+        details.append(
+            f'<a id="claim-{r.key}"></a>\n\n### {i}. {_md_cell(r.claim)}\n\n'
+            f"**Verdict: {_md_cell(r.holds)}.** {_md_cell(r.why)}\n\n"
+            f"Rule (stated before the run): {_md_cell(r.rule)}.\n\n"
+            f"Numbers (mean ± 95% CI over seeds):\n\n{numbers}\n\nSource: {r.source}\n")
+    return (f"# Reproduction report ({profile} profile)\n\n"
+            "Generated by `python -m paper_lib.claims report` from every notebook's `metrics.json`; "
+            "do not edit by hand. Ours: mean ± 95% CI over seeds; *against*: the control or rival "
+            "the claim's rule compares with. Distance: ours minus the paper's number, only where both "
+            "measure the same thing. A claim is *not informative at this budget* when its control did "
+            "not differ as it must; each claim's section below gives the reason, the rule and every "
+            "number.\n\n"
+            f"Summary: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
+
+
+def findings_markdown(table: pd.DataFrame, link: str = "figures/REPORT.md#claim-{key}") -> str:
+    """The verdict counts and one line per decided claim (yes, partly, no) with its two numbers."""
+    counts = table["holds"].str.split(":").str[0].value_counts()
+    lines = [f"Of the {len(table)} claims tested: " + ", ".join(f"**{n}** {w}" for w, n in counts.items()) + "."]
+    for r in table[table.holds.isin(["yes", "partly", "no"])].map(_md_cell).itertuples():
+        lines.append(f"- [{r.claim}]({link.format(key=r.key, notebook=r.notebook)}): **{r.holds}**; "
+                     f"ours {r.headline}, against {r.versus}.")
+    return "\n".join(lines)
+
+
+def _between(text: str, start: str, end: str, new: str) -> str | None:
+    if start not in text or end not in text:
+        return None
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}"
+
+
+def update_readme(readme: Path, table: pd.DataFrame) -> bool:
+    """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the
+    results table (its claims linked to their sections of ``figures/REPORT.md``), and the text
+    between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
+    if not readme.exists():
+        return False
+    text = _between(readme.read_text(), "<!-- report:start -->", "<!-- report:end -->",
+                    results_markdown(table, "figures/REPORT.md#claim-{key}"))
+    if text is None:
+        return False
+    text = _between(text, "<!-- findings:start -->", "<!-- findings:end -->", findings_markdown(table)) or text
+    write_text(readme, text)
+    return True
 
 
 def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None) -> Path:

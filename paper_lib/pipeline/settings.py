@@ -2,7 +2,7 @@
 
 Each experiment module defines ``Settings`` (a dataclass whose defaults are the ``cpu``
 profile's values) and ``settings_for(profile, overrides)``, which applies, in order, the
-profile's differences (:data:`paper_lib.pipeline.profiles.PROFILES`) and a reader's
+profile's differences (:data:`paper_lib.profile_settings.PROFILE_SETTINGS`) and a reader's
 ``overrides`` (a dict from a notebook cell or ``-p overrides '{...}'``). A key that the
 dataclass does not have is a one-line error naming the allowed keys, so a misspelt setting
 can never silently fall back to its default. Nested dataclasses (``spcn``, ``bigru``) take
@@ -145,10 +145,6 @@ def _check_list(name: str, args, value, where: str, bounds) -> None:
             raise ValueError(f"{_named(where, name)}={list(value)!r}: every value must be {_range_text(bounds)}")
 
 
-def _field_bounds(obj_or_cls) -> dict[str, Any]:
-    return {f.name: f.metadata.get(_BOUNDS) for f in dataclasses.fields(obj_or_cls)}
-
-
 def check_fields(obj, where: str | None = None) -> None:
     """Check every field of the dataclass instance ``obj`` against its annotation and declared
     range (:func:`check_value`); config dataclasses call it from ``__post_init__``.
@@ -179,7 +175,7 @@ def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "s
         raise ValueError(f"{where}: overrides must be a dict of setting -> value, got {type(overrides).__name__}")
     names = [f.name for f in dataclasses.fields(obj)]
     hints = typing.get_type_hints(type(obj))
-    bounds = _field_bounds(obj)
+    bounds = {f.name: f.metadata.get(_BOUNDS) for f in dataclasses.fields(obj)}
     unknown = sorted(set(overrides) - set(names))
     if unknown:
         nested = [f"{where}.{n}.{k}" for k in unknown for n in names if dataclasses.is_dataclass(getattr(obj, n))
@@ -220,15 +216,6 @@ def configure(default: T, section: str, profile: str, overrides: Mapping[str, An
     changes = copy.deepcopy(dict((profiles or {}).get(check_profile(profile), {})).get(section))
     obj = _prefixed(apply_overrides, default, changes, f"{section}[{profile}]")
     return _prefixed(apply_overrides, obj, overrides, section)
-
-
-def merged(*parts: Mapping) -> dict:
-    """Dicts merged left to right, nested dicts key by key (a profile's section built from shared parts)."""
-    out: dict = {}
-    for part in parts:
-        for k, v in part.items():
-            out[k] = merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else copy.deepcopy(v)
-    return out
 
 
 def _prefixed(fn, obj, overrides, where):

@@ -103,14 +103,6 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
 
 # --------------------------------------------------------------------------- claims
 
-def claim_rows(figures: Path, claims: Claims) -> list[dict[str, str]]:
-    """One dict per claim of ``claims`` (in its order), the report's row
-    (:func:`~paper_lib.pipeline.report.claims_table`): ``key, notebook, claim, paper, headline,
-    versus, ours, holds, why, rule``, every value a string."""
-    columns = ("key", "notebook", "claim", "paper", "headline", "versus", "ours", "holds", "why", "rule")
-    return [{k: str(row[k]) for k in columns} for row in claims_table(figures, claims).to_dict("records")]
-
-
 def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
     """The Findings cell of a notebook page: its title (``# ...``), then per claim an anchor
     ``(claim-<key>)=``, a heading, the verdict, paper and ours, the reason, the rule and all
@@ -264,7 +256,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
     paths = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
-    rows = claim_rows(figures, claims)
+    rows = claims_table(figures, claims).to_dict("records")  # the report's rows, every value a string
     names, titles = [], {}
     for path in paths:
         name = path.stem
