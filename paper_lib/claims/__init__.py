@@ -12,7 +12,7 @@ One module per notebook family: :mod:`.grammar` (notebooks 01 and 02), :mod:`.lm
   second family needs moves there);
 - ``METRICS``: per notebook, every metric it writes and the plain words for it (``{name: label}``;
   a name in braces is a field, :class:`~paper_lib.pipeline.labels.Labels`), which the notebook
-  tests check against what the notebook writes at smoke.
+  tests check against what the notebook writes at smoke (but for the family's ``NOT_AT_SMOKE``).
 
 :mod:`.registry` gathers every family for the report and the site; ``python -m
 paper_lib.claims report|site --profile cpu`` hands them to the plumbing

@@ -41,6 +41,9 @@ METRICS: dict[str, dict[str, str]] = {"06_boundary_map": {
     "depth_{target}_acc_{arm}_{L}": "{arm}, {target} at L={L}",
 }}
 """What notebook 06 writes (a name in braces is a field), with the words a reader sees for it."""
+NOT_AT_SMOKE = frozenset({"time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan"})
+"""Metrics of :data:`METRICS` a smoke run does not write: its learned states are trained at no
+vocabulary of the rule's cell (at smoke sizes, ``gru_vocab_sizes`` stops below it)."""
 
 LABELS = Labels(METRICS["06_boundary_map"], {
     "arm": DEPTH_ARMS, "L": r"\d+",

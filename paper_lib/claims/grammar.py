@@ -62,9 +62,7 @@ METRICS: dict[str, dict[str, str]] = {
         "spcn_none_acc_B": "SPCN without learning on B", "spcn_none_acc_A": "SPCN without learning on A",
         "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
         "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
-        "{reader}_attractor_acc_ge1": "{reader} subject number after the stack, >= 1 attractor",
-        "{reader}_attractor_acc_1": "{reader} subject number after the stack, 1 attractor",
-        "{reader}_attractor_acc_{N}": "{reader} subject number after the stack, {N} attractors",
+        "{reader}_attractor_acc_{k}": "{reader} subject number after the stack, {k}",
         "{reader}_content_acc_lag_{N}": "{reader} content roles fixed {N} tokens back on A",
         "lag{N}_{target}_acc_{state}": "word {target} at lag {N}, {state}",
     },
@@ -74,6 +72,7 @@ with the words a reader sees for it."""
 
 LABELS = Labels({**METRICS["01_grammar_probe"], **METRICS["02_transfer"]},
                 {"reader": READERS, "N": r"\d+", "target": {"identity": "identity", "role": "role"},
+                 "k": {"ge1": ">= 1 attractor", **{str(k): f"{k} attractor{'s' * (k != 1)}" for k in range(10)}},
                  "state": {"bank": "EMA trace bank", "gru": "GRU state"}})
 
 # --------------------------------------------------------------------------- rules and gates only this family uses

@@ -41,6 +41,7 @@ def _gather() -> tuple[Claims, dict[str, dict[str, str]]]:
     found = families()
     claims = sum((m.CLAIMS for m in found[1:]), found[0].CLAIMS)
     metrics: dict[str, dict[str, str]] = {}
+    NOT_AT_SMOKE.update(*(getattr(m, "NOT_AT_SMOKE", ()) for m in found))
     for m in found:
         for notebook, names in m.METRICS.items():
             metrics.setdefault(notebook, {}).update(names)
@@ -48,5 +49,7 @@ def _gather() -> tuple[Claims, dict[str, dict[str, str]]]:
     return Claims(sorted(claims, key=lambda c: rank.get(c.key, len(rank))), claims.labels), metrics
 
 
+NOT_AT_SMOKE: set[str] = set()
+"""Metrics of a family's ``METRICS`` that a smoke run does not write (its sizes are too small)."""
 CLAIMS, METRICS = _gather()
 """Every claim (the report's rows, in order, with every family's labels) and every notebook's metrics."""
