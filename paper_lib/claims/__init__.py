@@ -26,7 +26,8 @@ Adding a claim
 2. the family's module here: the ``Claim`` row in ``CLAIMS``, its rule and gate (the family's own,
    a new one beside them, or :mod:`paper_lib.pipeline.rules`' combinators), and the metrics'
    words in ``METRICS``;
-3. the family's test (``tests/test_claims_<family>.py``): the rule reaching each verdict;
+3. the family's test (``tests/test_claims_<family>.py``; notebook 06's rules also
+   ``tests/test_boundary_map.py``): the rule reaching each verdict;
 4. the notebook prints ``CLAIMS.markdown("<key>", metrics, profile)``.
 
 The row lands at the end of the report (after the published rows of ``registry.ROW_ORDER``). A
