@@ -69,7 +69,7 @@ build/executed/$(PROFILE)/%.ipynb: $(HASH)/notebooks/%.py.sha256 | venv
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
-	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
+	$(PY) -m paper_lib.claims report --profile $(PROFILE)
 
 # The static site (Jupyter Book 1.x, the `site` extra): docs/ at cpu and paper (served as pages),
 # build/smoke/docs/ at smoke; built beside the old one and swapped in by one rename.
@@ -78,7 +78,7 @@ $(VENV)/.site-extra: $(VENV)/.installed pyproject.toml
 	@touch $@
 
 site: $(EXECUTED) report $(VENV)/.site-extra  ## docs/index.html: the findings, the results table and one page per notebook
-	$(PY) -m paper_lib.pipeline.site --profile $(PROFILE)
+	$(PY) -m paper_lib.claims site --profile $(PROFILE)
 
 # The browser test: Debian's chromium (installed when missing and root; else the test skips in
 # one line) driven by Playwright (the `browser` extra; it downloads no browser of its own).

@@ -29,11 +29,11 @@
 # news corpus `lee_background.cor`. The `paper` profile trains on C4 with GPT-2's tokenizer
 # (network and a GPU). Sizes, tokenizer, budget, the context mix and the bottleneck are our
 # design (the paper is silent): `paper_lib/experiments/spen_train.py` and the `spen_train`
-# section of `paper_lib/pipeline/profiles.py`.
+# section of `paper_lib/profile_settings.py`.
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/03_spen_train.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, nested as it is, e.g.
                  # {"seeds": [0], "spen": {"alphas": [0.5, 0.05]}, "train": {"lr": 1e-3}, "transformer": {"n_head": 4}}
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
@@ -54,13 +54,13 @@ import torch
 from IPython.display import Markdown, display
 from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
 
+from paper_lib.claims.lm import CLAIMS, copies_in_context, gap_grows
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
-from paper_lib.lm_recipe import build_lm
+from paper_lib.lm_recipe import build_lm, induction_length, run_lm
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, legend_outside, log2_ticks, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
-from paper_lib.pipeline.rules import copies_in_context, gap_grows
+from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -139,9 +139,8 @@ else:  # the cpu default: the sweep costs more than the notebook's budget, so it
 # ## Training both models on the same tokens, held-out loss measured along the way
 
 # %%
-eval_at = sorted(set(settings.eval_at) | {train.steps})
-runs = [st.run_model(kind, settings, data, seed, lr=LR[kind], eval_at=eval_at, layer_probe=True)
-        for seed in SEEDS for kind in st.MODELS]
+evaluation = st.main_evaluation(settings)  # held-out loss at every eval_at step, in-context scores, layer probe
+runs = [run_lm(kind, settings, data, seed, evaluation, lr=LR[kind]) for seed in SEEDS for kind in st.MODELS]
 per_seed = st.per_seed_frame(runs)
 out.save_data(per_seed, "per_seed")
 display(per_seed.round(3))
@@ -169,7 +168,7 @@ out.save_table(table3, "table3_perplexity")
 display(table3)
 bigram_beaten = {k: mean_ci95(metrics[f"{k}_val_loss"])["mean"] < refs["val"]["bigram"] for k in st.MODELS}
 display(Markdown(
-    verdict_for("ppl_gap", metrics, profile).markdown(CLAIMS_BY_KEY["ppl_gap"]) + " "
+    CLAIMS.markdown("ppl_gap", metrics, profile) + " "
     + " ".join(f"{LABEL[k]} {'beats' if bigram_beaten[k] else 'does not reach'} the bigram line "
                f"({refs['val']['bigram']:.2f} nats)." for k in st.MODELS)
     + f" Our models are about {128_356_608 / params['spen']:.0f}x smaller than the paper's SPEN and see "
@@ -223,7 +222,7 @@ display(Markdown(
 # The **in-context score** is the same question on held-out text: loss at the first quarter of
 # each window minus the last quarter. The report's rows for the 8x gap and for the ablation are
 # decided only when the Transformer's induction score is at least 1 nat and its loss is below
-# the counted bigram line (`paper_lib/pipeline/rules/`, `copies_in_context`).
+# the counted bigram line (`paper_lib/claims/lm.py`, `copies_in_context`).
 
 # %%
 ind = scaling.groupby(["model", "tokens"])[["induction_score", "in_context_score"]].mean().reset_index()
@@ -238,7 +237,7 @@ ax.set(xscale="log", xlabel="training tokens (log scale)", ylabel="induction sco
        title="In-context copying of repeated random tokens")
 tokens_axis(ax)
 legend_outside(ax)
-stamp(fig, profile, len(SEEDS), CI, f"{st.induction_length(settings)} random tokens, repeated once")
+stamp(fig, profile, len(SEEDS), CI, f"{induction_length(settings)} random tokens, repeated once")
 fig.tight_layout()
 out.save_figure(fig, "induction_score", title="In-context copying of repeated random tokens",
                 alt="Lines with 95% CI bands over seeds of SPEN's and the Transformer's induction score (loss on the "
@@ -436,5 +435,5 @@ display(Markdown("; ".join(f"seq_len {int(s)}: SPEN at **{r:.2f}x** the Transfor
 # %%
 metrics = {**st.metrics_03(per_seed, refs, thr, train_tokens), **layer_metrics}
 path = out.write_metrics(metrics)
-display(Markdown(verdict_for("ppl_gap", metrics, profile).markdown(CLAIMS_BY_KEY["ppl_gap"])))
+display(Markdown(CLAIMS.markdown("ppl_gap", metrics, profile)))
 display(Markdown(f"Wrote `{path.relative_to(out.root)}`; the notebook took {time.perf_counter() - t_start:.0f} s."))

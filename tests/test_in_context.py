@@ -8,9 +8,10 @@ import pytest
 import torch
 from torch import nn
 
+from paper_lib.claims.lm import CLAIMS, copies_in_context
 from paper_lib.in_context import in_context_score, induction_score, loss_by_position
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, decide, summarise
-from paper_lib.pipeline.rules import copies_in_context, first_gate
+from paper_lib.pipeline.report import decide, summarise
+from paper_lib.pipeline.rules import first_gate
 
 V = 1000
 
@@ -101,12 +102,12 @@ def test_first_gate_reports_the_first_failure_in_order():
 def test_the_8x_row_is_not_informative_while_the_transformer_does_not_copy():
     base = dict(ppl_ratio=0.54, spen_val_ppl=100.0, transformer_val_ppl=180.0, spen_val_loss=4.6,
                 transformer_val_loss=4.0, unigram_val_loss=6.6, bigram_val_loss=4.8)
-    claim = CLAIMS_BY_KEY["ppl_gap"]
+    claim = CLAIMS["ppl_gap"]
     weak = decide(claim, _m(**base, transformer_induction_score=0.01), "cpu")
     assert weak.holds == "not informative at this budget" and "in-context copying" in weak.reason
     strong = decide(claim, _m(**base, transformer_induction_score=3.0), "cpu")
     assert strong.holds == "no"                                         # decided by the rule: ratio 0.54 < 1.5
-    ablation = decide(CLAIMS_BY_KEY["ablation"], _m(loss_linear=5.0, loss_linear_attention=5.0,
+    ablation = decide(CLAIMS["ablation"], _m(loss_linear=5.0, loss_linear_attention=5.0,
                                                     loss_softmax_attention=5.0, loss_transformer=4.0,
                                                     induction_transformer=0.2, bigram_val_loss=4.8), "cpu")
     assert ablation.holds == "not informative at this budget" and "in-context copying" in ablation.reason

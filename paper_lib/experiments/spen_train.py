@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..evaluate import measure_throughput
 from ..in_context import loss_by_position
-from ..lm_recipe import MODELS, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
+from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 
@@ -132,16 +132,13 @@ def reference_table(refs: dict) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- training
 
-def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = None, steps: int | None = None,
-              eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True,
-              layer_probe: bool = False) -> dict:
-    """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it: the recipe's
-    :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict);
-    with ``layer_probe`` also the identity of the current and previous token at every layer of its
-    residual stream on ``eval_split``'s windows (``"layers"``, :func:`paper_lib.lm_recipe.probe_layers`)."""
-    return run_lm(kind, settings, data, seed, lr=lr, steps=steps, eval_at=eval_at, eval_split=eval_split,
-                  final_splits=final_splits, progress=progress, induction_len=induction_length(settings),
-                  layer_probe=eval_split if layer_probe else None)
+def main_evaluation(settings: Settings) -> Evaluation:
+    """What notebook 03's main runs measure: held-out loss and the in-context scores at every
+    ``eval_at`` step and the last, then both reported texts and the layer probe (the identity of
+    the current and previous token at every layer of the residual stream,
+    :func:`paper_lib.lm_recipe.probe_layers`)."""
+    return Evaluation(at=tuple(sorted(set(settings.eval_at) | {settings.train.steps})), induction=True,
+                      layer_probe=True)
 
 
 def layers_frame(runs: list[dict]) -> pd.DataFrame:
@@ -161,8 +158,8 @@ def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True
     rows = []
     for kind in kinds:
         for lr in settings.sweep_lrs:
-            r = run_model(kind, settings, data, settings.sweep_seed, lr=lr, steps=settings.sweep_steps,
-                          final_splits=("dev",), progress=progress)
+            r = run_lm(kind, settings, data, settings.sweep_seed, Evaluation(final_splits=("dev",), induction=True),
+                       lr=lr, steps=settings.sweep_steps, progress=progress)
             rows.append({"model": kind, "lr": lr, "val_loss": r["dev"]["loss"],
                          "tokens": settings.sweep_steps * settings.train.batch_size * settings.train.seq_len,
                          "split": "dev"})
@@ -275,7 +272,7 @@ def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_t
     ``<model>_past_unigram_nats`` = unigram_val_loss - <model>_val_loss (> 0: better than unigram).
     ``<model>_tokens_per_s``: at the longest throughput length (only with ``thr``).
     ``<model>_induction_score`` and ``<model>_in_context_score``: nats (:mod:`paper_lib.in_context`);
-    the report's gate reads the Transformer's (:func:`paper_lib.pipeline.rules.copies_in_context`).
+    the report's gate reads the Transformer's (:func:`paper_lib.claims.lm.copies_in_context`).
     """
     def col(kind, c):
         return per_seed[per_seed.model == kind].sort_values("seed")[c].to_numpy(dtype=float)
