@@ -84,7 +84,7 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
     "spen_train": merged(_PAPER_LM, {"train": {"steps": 6000, "warmup_steps": 300, "ckpt_every": 500},
                                      "sweep_lrs": [3e-4, 6e-4, 1.2e-3], "sweep_steps": 500,
                                      "eval_at": [750, 1500, 3000], "throughput_batch_tokens": 65536,
-                                     "throughput_steps": 5}),
+                                     "throughput_steps": 5, "rotary_try": False}),
     "predictor_ablation": merged(_PAPER_LM, {"train": {"steps": 2000, "warmup_steps": 200, "ckpt_every": 500},
                                              "workers": 1}),
     # Zoology's grid: keys then values (a vocabulary of 8192), N up to 64, widths 64-256; every model

@@ -13,21 +13,24 @@ The paper reports C4 perplexity 260 for its 130M-parameter SPEN against 33 for G
 3. the main runs at the chosen rates, with held-out loss measured at several token budgets
    inside one run (a token-scaling curve) and the loss split by target class
    (already seen earlier in the document, or first occurrence);
-4. training throughput against sequence length, both models interleaved in one run.
+4. training throughput against sequence length, both models interleaved in one run;
+5. a bounded try with relative positions (:func:`rotary_try`): the Transformer with rotary
+   positions on the recipe's text and, beside the learned-position one, on repeated random spans,
+   its induction score logged along the way.
 """
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..evaluate import measure_throughput
-from ..in_context import loss_by_position
-from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, lr_for, run_lm
+from ..in_context import loss_by_position, repeated_span_stream
+from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 
@@ -83,6 +86,12 @@ class Settings(LMSettings):
     throughput_steps: int = 2            # timed steps per measurement
     throughput_repeats: int = 5          # interleaved rounds (median reported; 2 gave 1.94x-2.24x at 4096 run to run)
     seeds: tuple[int, ...] = (0, 1, 2)   # three seeds: the t multiplier of a 95% CI is 4.3 (12.7 with two)
+    rotary_try: bool = True              # run the relative-position try (rotary_try(); not at the paper profile)
+    rotary_eval_every: int = 250         # steps between the try's induction scores (and the last step)
+    rotary_span_len: tuple[int, int] = setting((16, 64), low=2)  # tokens of each repeated random span (lo, hi)
+    rotary_span_share: float = setting(1.0, low=0, high=1, low_open=True)  # share of the span stream in spans
+    rotary_span_layers: int = 2          # attention-only blocks of the span arms (Olsson et al.'s two-layer model)
+    rotary_seed: int = setting(0, low=0)  # seed of the try's runs and of its span stream
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -225,6 +234,65 @@ def repeat_split(runs: list[dict], refs: dict | None = None) -> pd.DataFrame:
                 rows.append({"model": name, "seed": -1, "group": group, "loss": float(tl[mask].mean()),
                              "tokens": int(mask.sum())})
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- relative positions
+
+ROTARY_ARMS: tuple[tuple[str, str, str], ...] = (
+    ("rotary, text", "rotary", "text"),
+    ("rotary, repeated spans", "rotary", "spans"),
+    ("learned, repeated spans", "learned", "spans"),
+)
+"""The try's arms: (label, ``TransformerConfig.positions``, training stream). ``text``: the recipe's
+training stream and the matched Transformer's sizes; ``spans``: :func:`paper_lib.in_context.repeated_span_stream`
+and ``rotary_span_layers`` attention-only blocks of the same width."""
+
+
+def rotary_try(settings: Settings, data: dict, progress: bool = True) -> list[dict]:
+    """The bounded try with relative positions (our design; the paper is silent): each arm of
+    :data:`ROTARY_ARMS` trained for ``train.steps`` steps at the Transformer's learning rate
+    (seed ``rotary_seed``), its held-out loss and induction score (``induction_length`` random
+    tokens repeated, nats) measured every ``rotary_eval_every`` steps and at the last
+    (:func:`paper_lib.lm_recipe.run_lm`). Rotary positions (:mod:`paper_lib.models.transformer`) are
+    the relative positions of the Transformers Zoology and Mamba compare against.
+
+    Returns:
+        One dict per arm: ``{"arm", "positions", "stream", "run"}`` (``run``: :func:`run_lm`'s dict).
+    """
+    steps, every = settings.train.steps, settings.rotary_eval_every
+    marks = sorted(set(range(every, steps + 1, every)) | {steps})
+    vocab = data["tokenizer"].get_vocab_size()
+    spans = repeated_span_stream(data["train"], vocab, len(data["train"]), settings.rotary_span_share,
+                                 settings.rotary_span_len, seed=settings.rotary_seed)
+    out = []
+    for arm, positions, stream in ROTARY_ARMS:
+        shape = {} if stream == "text" else {"n_layer": settings.rotary_span_layers, "attn_only": True}
+        s = replace(settings, transformer=replace(settings.transformer, positions=positions, **shape))
+        r = run_lm("transformer", s, {**data, "train": data["train"] if stream == "text" else spans},
+                   settings.rotary_seed, eval_at=marks, final_splits=("val",), progress=progress, desc=arm,
+                   induction_len=induction_length(settings))
+        out.append({"arm": arm, "positions": positions, "stream": stream, "run": r})
+    return out
+
+
+def rotary_frame(arms: list[dict]) -> pd.DataFrame:
+    """The try's curves: ``arm, positions, stream, params, step, tokens, induction_score, val_loss`` (nats)."""
+    return pd.DataFrame([{"arm": a["arm"], "positions": a["positions"], "stream": a["stream"],
+                          "params": a["run"]["params"], "step": p["step"], "tokens": p["tokens"],
+                          "induction_score": p["induction_score"], "val_loss": p["val_loss"]}
+                         for a in arms for p in a["run"]["scaling"]])
+
+
+def rotary_metrics(curves: pd.DataFrame) -> dict[str, list[float]]:
+    """The try's metrics (nats): ``rotary_induction_score`` and ``rotary_val_loss`` (text arm, last step),
+    ``rotary_span_induction_score`` and ``learned_span_induction_score`` (span arms, last step),
+    ``rotary_best_induction_score`` (the highest score of a rotary arm at any logged step)."""
+    last = curves.sort_values("step").groupby("arm").tail(1).set_index("arm")
+    return {"rotary_induction_score": [float(last.loc["rotary, text", "induction_score"])],
+            "rotary_val_loss": [float(last.loc["rotary, text", "val_loss"])],
+            "rotary_span_induction_score": [float(last.loc["rotary, repeated spans", "induction_score"])],
+            "learned_span_induction_score": [float(last.loc["learned, repeated spans", "induction_score"])],
+            "rotary_best_induction_score": [float(curves[curves.positions == "rotary"].induction_score.max())]}
 
 
 # --------------------------------------------------------------------------- throughput
