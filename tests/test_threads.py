@@ -172,3 +172,12 @@ def test_throughput_bench_uses_notebook_03s_cpu_sizes():
             want["n_head"] = s.transformer.n_head
         assert _bench("bench_throughput").lm_sizes(kind, s.spen.d_model, 4096) == {**want, "block_size": 4096}
     assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.transformer.n_head
+
+
+def test_machine_names_the_processor_and_torchs_dispatch_level():
+    from paper_lib.pipeline.threads import machine
+
+    m = machine()
+    assert set(m) == {"cpu", "cpu_capability"}
+    assert m["cpu"] and isinstance(m["cpu"], str)
+    assert m["cpu_capability"] == torch.backends.cpu.get_cpu_capability()

@@ -25,7 +25,7 @@ info, a Markdown comment) and, for every file, into the folder's ``provenance.js
 ``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "threads": n, "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+     "threads": n, "cpu": ..., "cpu_capability": ..., "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
 plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at a profile whose runs prove
 nothing (its :attr:`~paper_lib.pipeline.profiles.Profile.note`).
@@ -47,7 +47,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .figcheck import check_figure
 from .profiles import check_profile, get_profile
 from .stats import mean_ci95
-from .threads import threads_in_use
+from .threads import machine, threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
@@ -387,7 +387,7 @@ class Outputs:
         for key, value in metrics.items():
             summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
-               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), "metrics": summary}
+               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), **machine(), "metrics": summary}
         if note := get_profile(self.profile).note:
             doc["note"] = note
         write_json(self._stage / "metrics.json", doc)

@@ -88,6 +88,26 @@ def threads_in_use() -> int:
     return torch.get_num_threads()
 
 
+def machine() -> dict[str, str]:
+    """The processor a result was computed on, for the stamp of ``metrics.json`` and of the benchmarks:
+    ``cpu`` (the model name the OS reports, or ``platform.processor()``) and ``cpu_capability``
+    (the instruction set torch's kernels dispatch to, ``ATEN_CPU_CAPABILITY`` included). Results
+    are bit-identical only on the same kind of machine at equal thread counts; on another CPU the
+    BLAS and torch kernels sum in other orders (README, "Reproducibility"). Our design: the paper is
+    silent."""
+    import platform
+
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
 def tune_allocator() -> bool:
     """Keep large freed blocks in glibc's heap for reuse (``mallopt``: mmap threshold 1 GiB, trim
     threshold 2 GiB) instead of returning them to the OS and page-faulting them back, zero-filled,
