@@ -89,23 +89,19 @@ def threads_in_use() -> int:
 
 
 def machine() -> dict[str, str]:
-    """The processor a result was computed on, for the stamp of ``metrics.json`` and of the benchmarks:
-    ``cpu`` (the model name the OS reports, or ``platform.processor()``) and ``cpu_capability``
-    (the instruction set torch's kernels dispatch to, ``ATEN_CPU_CAPABILITY`` included). Results
-    are bit-identical only on the same kind of machine at equal thread counts; on another CPU the
-    BLAS and torch kernels sum in other orders (README, "Reproducibility"). Our design: the paper is
-    silent."""
+    """The processor of this run, for the stamps: ``cpu`` (the OS's model name) and ``cpu_capability``
+    (torch's kernel dispatch level, ``ATEN_CPU_CAPABILITY`` included). Bit-identical results need the
+    same kind of machine at equal thread counts (README, "Reproducibility"). Our design."""
     import platform
 
     import torch
 
-    cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
-        pass
-    return {"cpu": cpu, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+        cpu = ""
+    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def tune_allocator() -> bool:
