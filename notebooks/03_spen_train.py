@@ -308,7 +308,7 @@ if settings.rotary_try:
            ylim=(min(-0.1, rotary.induction_score.min() - 0.05), max(1.1, rotary.induction_score.max() + 0.1)))
     legend_below(fig, ax, ncol=2)
     stamp(fig, profile, 1, None, f"seed {settings.rotary_seed}; score: loss on the first minus the second copy of "
-          f"{st.induction_length(settings)} random tokens")
+          f"{induction_length(settings)} random tokens")
     out.save_figure(fig, "rotary_induction", title="In-context copying with rotary and learned positions",
                     alt="Induction score (nats) against training steps for the Transformer with rotary positions on "
                         "notebook 03's text, rotary and learned positions with two attention-only blocks on repeated "

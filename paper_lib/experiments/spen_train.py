@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..evaluate import measure_throughput
 from ..in_context import loss_by_position, repeated_span_stream
-from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
+from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 
@@ -269,8 +269,8 @@ def rotary_try(settings: Settings, data: dict, progress: bool = True) -> list[di
         shape = {} if stream == "text" else {"n_layer": settings.rotary_span_layers, "attn_only": True}
         s = replace(settings, transformer=replace(settings.transformer, positions=positions, **shape))
         r = run_lm("transformer", s, {**data, "train": data["train"] if stream == "text" else spans},
-                   settings.rotary_seed, eval_at=marks, final_splits=("val",), progress=progress, desc=arm,
-                   induction_len=induction_length(settings))
+                   settings.rotary_seed, Evaluation(at=tuple(marks), final_splits=("val",), induction=True),
+                   progress=progress)
         out.append({"arm": arm, "positions": positions, "stream": stream, "run": r})
     return out
 
