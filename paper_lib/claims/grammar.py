@@ -114,7 +114,7 @@ def beats_each(a: str, rivals: Iterable[str]) -> Rule:
     """yes if ``a`` beats every rival with 95% CIs apart; partly if it beats at least one with CIs
     apart, or is ahead of every rival with CIs overlapping; else no (higher is better).
 
-    Our design (issue 23 item 3: SPCN against both causal GRU taggers, with and without ``<unk>``
+    Our design (it sets SPCN against both causal GRU taggers, with and without ``<unk>``
     training); the reason lists each pair as :func:`beats` writes it.
     """
     rivals = tuple(rivals)
@@ -154,7 +154,7 @@ def beats_negative_controls(name: str, controls: Iterable[str]) -> Gate:
 def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
     """Informative only if ``ceiling`` (the best the setup can learn) beats ``floor`` (no learning)
     with 95% CIs apart: if even the ceiling cannot rise above the floor, a learner that ties the
-    floor says nothing about learning (issue 11; our design)."""
+    floor says nothing about learning (our design)."""
     def gate(m: Metrics) -> str | None:
         if _m(m, ceiling) - _ci(m, ceiling) > _m(m, floor) + _ci(m, floor):
             return None
