@@ -219,7 +219,7 @@ CLAIMS = Claims((
     # Depth where the right answer is the minority under uncertainty. The metric is
     # SPCN's subject-number accuracy at the verb after a centre-embedded stack, pooled over the items
     # with k >= 1 attractors (paper_lib.data.agreement); the BiGRU, which reads the main verb itself,
-    # is the positive control; the old depth >= 2 role accuracies are shown beside it.
+    # is the positive control; the depth >= 2 role accuracies are shown beside it.
     Claim("deep", "SPCN on deep embedding: the subject's number at the verb after a centre-embedded stack with "
           ">= 1 attractor (Linzen et al. 2016; chance 0.5)", "0.84 (deep-embedded roles)", 0.84, "02_transfer",
           ("spcn_attractor_acc_ge1",), near("spcn_attractor_acc_ge1", 0.84, 0.05, 0.12),
