@@ -417,7 +417,7 @@ display(Markdown(f"SPEN minus Transformer: {first_bin:+.3f} nats at the first po
                     "what the traces lost.")))
 
 # %% [markdown]
-# ## What each layer keeps of the current and the previous token (issue 21, depth)
+# ## What each layer keeps of the current and the previous token
 # Notebook 06 asks whether a residual stream that sums every layer's write dilutes what entered it.
 # Here the same question on the trained models: a linear probe (ridge on the standardised stream,
 # `paper_lib.probes.layer_identity`) reads the current token (lag 0) and the one before it (lag 1)

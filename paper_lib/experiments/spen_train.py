@@ -62,7 +62,7 @@ RECORDED_INDUCTION_PILOTS = pd.DataFrame({
     "induction_score": [-0.016, -0.003, -0.003],
     "held_out_loss": [5.564, 6.654, 6.001],
 })
-"""Issue 22's bounded search for a cpu recipe in which the Transformer learns in-context copying:
+"""A bounded search for a cpu recipe in which the Transformer learns in-context copying:
 notebook 03's cpu Transformer (seed 0, one thread) trained on its training stream with repeated
 random spans mixed in at random offsets (``benchmarks/induction_pilot.py --frac F --steps N``;
 run once each, library at commit d15f45d, on a machine shared with other jobs). Induction score (nats) after training; held-out loss on the

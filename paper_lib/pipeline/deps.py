@@ -4,7 +4,7 @@
 source files the notebook imports, directly or through other ``paper_lib`` modules (read with
 ``ast``; nothing is imported). The Makefile turns this into one dependency line per notebook.
 
-Staleness is by content, not by date (issue 25): ``make`` compares content stamps,
+Staleness is by content, not by date: ``make`` compares content stamps,
 ``build/hash/<file>.sha256``, one per source and ``paper_lib`` file (``--stamps`` prints those a
 notebook needs), and :func:`stamp` (``--stamp FILE STAMP``) rewrites a stamp only when the file's
 content changed. So a notebook saved while ``make`` ran it (the executed notebook is then newer

@@ -232,7 +232,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         raise ValueError(PROFILE_PARAM)
     commit, reason = source_commit(p.root)
     tracked = p.root / "notebooks" / source.name
-    if p.publishes and source != tracked:  # issue 24: a scratch copy (lab/, `make lab`) is never the default
+    if p.publishes and source != tracked:  # a scratch copy (lab/, `make lab`) is never the default
         raise ValueError(f"refusing to publish {_rel(source)}: only notebooks/{source.name}, committed, publishes to "
                          f"figures/{p.name}/; run it without --publish (outputs then go to "
                          f"{_rel(plan(source, profile, False, p.root).outputs)}/)")
@@ -254,7 +254,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
     progress, manager = _Progress(p.name, nb, shown=stream), watched_kernel_manager()
     extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
-    # issue 14 (pipeline/threads.py): the kernel's OpenMP threads sleep while they wait for a core.
+    # pipeline/threads.py: the kernel's OpenMP threads sleep while they wait for a core.
     for key, value in WAIT_POLICY_ENV.items():
         os.environ.setdefault(key, value)
     try:
