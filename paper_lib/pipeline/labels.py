@@ -54,8 +54,9 @@ METRIC_LABELS: dict[str, str] = {
     "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
     "time_oracle_converged": "oracle fit converged (share of seeds)",
-    "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
-    "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
+    "context_free_acc_B": "context-free control on B (function words by role, others the majority content role)",
+    "spcn_learning_gain_B": "SPCN minus SPCN without learning on B (paired gain)",
+    "bigru_acc_B": "BiGRU accuracy on B",
 }
 DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
               "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",
@@ -64,8 +65,36 @@ _READERS = {"spcn": "SPCN", "gru_causal": "causal GRU", "bigru": "BiGRU"}
 _KEY = re.compile(r"\b[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
 
+def _grammar_label(name: str) -> str | None:
+    """Labels of the grammar rows' metric families (notebooks 01 and 02), or None."""
+    if name.endswith("_fresh") and name[:-6] in METRIC_LABELS:
+        return f"{METRIC_LABELS[name[:-6]]}, fresh seeds"
+    m = re.fullmatch(r"lag_oracle_(bank|gru|bank_mismatched|chance)_(?:(converged)_)?(\d+)", name)
+    if m:
+        who = {"bank": "EMA trace bank", "gru": "GRU state", "chance": "most frequent word (chance)",
+               "bank_mismatched": "EMA trace bank paired with another document's words (negative control)"}[m.group(1)]
+        what = "oracle stopped on a plateau (share of seeds)" if m.group(2) else "oracle fed fresh documents"
+        return f"word identity at lag {m.group(3)}, {who}, {what}" if m.group(1) != "chance" else f"{who} at lag {m.group(3)}"
+    m = re.fullmatch(r"lag_decoder_bank_(\d+)", name)
+    if m:
+        return f"word identity at lag {m.group(1)}, EMA trace bank, closed-form decoder"
+    m = re.fullmatch(r"(spcn|gru_causal|bigru|heuristic)_attractor_(?:acc_(ge1|\d+)|(slope))", name)
+    if m:
+        who = {**_READERS, "heuristic": "surface heuristic (nearest noun or majority number)"}[m.group(1)]
+        if m.group(3):
+            return f"{who}, change in accuracy per attractor"
+        k = ">= 1 attractor" if m.group(2) == "ge1" else f"{m.group(2)} attractor{'s' * (m.group(2) != '1')}"
+        return f"{who} subject number after the stack, {k}"
+    m = re.fullmatch(r"(spcn|gru_causal|bigru)_lexical_causal_acc_B", name)
+    if m:
+        return f"{_READERS[m.group(1)]} causally available content roles on B (the deciding word unseen)"
+    return None
+
+
 def label(name: str) -> str:
     """A metric's plain-language name (its code name where none is written)."""
+    if (g := _grammar_label(name)) is not None:
+        return g
     m = re.fullmatch(r"recall_acc_(spen|transformer|gru|oracle)_(\d+)", name)
     if m:
         who = {"spen": "SPEN", "transformer": "Transformer", "gru": "GRU (equal state)", "oracle": "trace oracle"}
@@ -83,10 +112,6 @@ def label(name: str) -> str:
     if m and m.group(2) in DEPTH_ARMS:
         what = {"both": "first token and state", "copy": "first token", "state": "state"}[m.group(1)]
         return f"{DEPTH_ARMS[m.group(2)]}, {what} at L={m.group(3)}"
-    m = re.fullmatch(r"(spcn|gru_causal|bigru)_attractor_acc_(ge1|\d+)", name)
-    if m:
-        k = ">= 1 attractor" if m.group(2) == "ge1" else f"{m.group(2)} attractor{'s' * (m.group(2) != '1')}"
-        return f"{_READERS[m.group(1)]} subject number after the stack, {k}"
     m = re.fullmatch(r"(spcn|gru_causal|bigru)_content_acc_lag_(\d+)", name)
     if m:
         return f"{_READERS[m.group(1)]} content roles fixed {m.group(2)} tokens back on A"
