@@ -99,8 +99,8 @@ def falls_faster(a: str, b: str) -> Rule:
         word = "yes" if apart else "partly" if sa < sb else "no"
         return word, (f"{a} {sa:+.4f} ± {_ci(m, a):.4f} against {b} {sb:+.4f} ± {_ci(m, b):.4f} per attractor "
                       f"({'CIs apart' if apart or _apart(m, a, b) else 'CIs overlap'})")
-    rule.__doc__ = (f"yes if {a} (the change in accuracy per attractor) is below {b} with 95% CIs apart; partly if "
-                    "below with CIs overlapping; else no")
+    rule.__doc__ = (f"yes if {a} is below {b} with 95% CIs apart (its accuracy falls faster as attractors pile up); "
+                    "partly if below with CIs overlapping; else no")
     return rule
 
 
