@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 
 from paper_lib.claims.boundary import CLAIMS, depth_dilution, depth_learnable, structure_outlives_identity
-from paper_lib.claims.grammar import CLAIMS as GRAMMAR
 from paper_lib.ema import ema_traces
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
@@ -231,19 +230,6 @@ def test_boundary_ratios_name_the_largest_ratio_still_at_each_level():
     assert b["ratio_at_0.1"] == 16.0
     none = bm.boundary_ratios(df.assign(decodability=0.05)).iloc[0]
     assert np.isnan(none["ratio_at_0.5"]) and np.isnan(none["ratio_at_0.1"])
-
-
-def test_lag_row_reads_notebook_02():
-    claim = GRAMMAR["lag_equal_state"]
-    m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
-           lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01),
-           lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # issue 23: the bank's oracle
-    assert decide(claim, m, "cpu").holds == "yes"
-    m["lag4_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.05, "n": 3}                 # ahead, CIs overlap
-    assert decide(claim, m, "cpu").holds == "partly"
-    m["lag1_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.01, "n": 3}
-    m["lag4_identity_acc_gru"] = {"mean": 0.20, "ci95": 0.01, "n": 3}
-    assert decide(claim, m, "cpu").holds == "no"
 
 
 def test_selective_scan_reader_starts_as_a_multi_rate_bank_and_is_input_dependent():

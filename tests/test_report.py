@@ -29,21 +29,22 @@ def test_report_holds_fails_and_missing(tmp_path):
              spcn_untrained_acc_A=(0.90, 0.01))
     _metrics(figures, "02_transfer", spcn_struct_context_acc_B=(0.90, 0.01), gru_causal_struct_context_acc_B=(0.70, 0.02),
              causal_gru_nodrop_struct_context_acc_B=(0.60, 0.02), spcn_struct_category_acc_B=(0.30, 0.02),
-             bigru_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2))
+             gru_causal_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2),
+             bigru_lexical_causal_acc_A=(0.99, 0.01), spcn_lexical_causal_acc_B=(0.20, 0.05))
     table = claims_table(figures, CLAIMS).set_index("claim")
     holds = table["holds"]
     within = "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU"
     assert holds[within] == "yes"                                                     # |0.95 - 0.96| <= 0.03
     assert table.loc[within, "distance"] == "-0.010"
     structure = next(k for k in holds.index if k.startswith("SPCN beats the recurrent tagger"))
-    content = next(k for k in holds.index if k.startswith("BiGRU far ahead"))
+    content = next(k for k in holds.index if k.startswith("The recurrent tagger is far ahead"))
     transfer = next(k for k in holds.index if k.startswith("SPCN transfers A -> B"))
     assert holds[structure] == "yes"                                  # beats both causal GRUs, CIs apart
     assert "SPCN, category-dependent structure on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
     assert holds[content] == "partly"                                                 # ahead, CIs overlap
-    assert holds[transfer] == "metric missing: spcn_acc_B"
+    assert holds[transfer] == "metric missing: spcn_acc_B, spcn_learning_gain_B, context_free_acc_B"
     learning = next(k for k in holds.index if k.startswith("Label-free learning"))
-    assert holds[learning] == "metric missing: spcn_learned_content_acc_B, spcn_floor_content_acc_B"
+    assert holds[learning] == "metric missing: spcn_learned_content_acc_B_fresh, spcn_floor_content_acc_B_fresh"
     assert holds["EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)"] == "not run yet"
     assert "SPCN probe accuracy on A 0.95 ± 0.01" in table.loc[within, "ours"]
     assert table.loc[within, "headline"] == "0.95 ± 0.01 (SPCN probe accuracy on A)"   # one number per cell
