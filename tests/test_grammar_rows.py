@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from paper_lib.claims.registry import CLAIMS as CLAIMS_BY_KEY
 from paper_lib.data.grammar import GrammarConfig, function_words, make_split, vocabulary
 from paper_lib.ema import ema_traces
 from paper_lib.fresh_oracle import FreshDocuments, decode_fast_trace, fit_fresh_lag_oracle, score_oracle, word_ids
 from paper_lib.oracle import LagOracleConfig, fit_lag_oracle
-from paper_lib.claims.registry import CLAIMS as CLAIMS_BY_KEY
 from paper_lib.pipeline.report import claims_table, decide, render
 
 
