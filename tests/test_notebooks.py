@@ -39,9 +39,12 @@ REQUIRED_METRICS = {
                               "recall_acc_transformer", "recall_acc_gru", "recall_acc_oracle_2", "recall_baseline_2",
                               "recall_acc_gru_2", "recall_state_gru", "recall_state_spen"],
     "06_boundary_map": ["time_identity_bank", "time_structure_bank", "time_identity_gru_easy", "time_identity_scan_easy",
-                        "time_identity_oracle", "time_structure_oracle", "time_oracle_converged"]
-    + [f"depth_{k}_acc_{arm}_4" for k in ("copy", "state") for arm in
-       ("plain", "decay", "dwa", "gate", "highway", "lnscale")],
+                        "time_identity_oracle", "time_structure_oracle", "time_oracle_converged",
+                        "time_identity_gru_heads", "time_structure_gru_heads", "time_identity_scan_heads",
+                        "time_structure_scan_heads", "time_converged_gru", "time_converged_scan",
+                        "time_identity_oracle_far"]
+    + [f"depth_{k}_{arm}_4" for k in ("copy_acc", "state_acc", "both_acc", "steps_to_criterion") for arm in
+       ("plain", "decay", "dwa", "gate", "highway", "static", "lnscale")],
 }
 
 

@@ -61,6 +61,9 @@ def test_report_holds_fails_and_missing(tmp_path):
     assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
            "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 02 the lag row
+    time_section = md.split('<a id="claim-time_map"></a>')[1].split("<a id=")[0]      # a claim names its controls
+    assert "Strongest controls: positive: the GRU keeps identity where it is easy" in time_section
+    assert "Strongest controls" not in md.split('<a id="claim-within_A"></a>')[1].split("<a id=")[0]   # none written
 
 
 def test_one_seed_and_smoke_are_undetermined():

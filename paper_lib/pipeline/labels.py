@@ -54,12 +54,26 @@ METRIC_LABELS: dict[str, str] = {
     "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
     "time_oracle_converged": "oracle fit converged (share of seeds)",
+    "time_identity_scan": "token identity from the selective scan's state (equal size)",
+    "time_structure_scan": "structural class from the selective scan's state (equal size)",
+    "time_identity_scan_easy": "token identity from the selective scan's state, easiest cell",
+    "time_identity_gru_heads": "token identity, the GRU read by its own heads",
+    "time_structure_gru_heads": "structural class, the GRU read by its own heads",
+    "time_identity_scan_heads": "token identity, the selective scan read by its own heads",
+    "time_structure_scan_heads": "structural class, the selective scan read by its own heads",
+    "time_identity_oracle_far": "token identity at the largest lag, oracle (negative control)",
+    "time_identity_oracle_slow": "token identity, best reader of the slow bank (oracle)",
+    "time_structure_oracle_slow": "structural class, best reader of the slow bank (oracle)",
+    "time_converged_gru": "GRU stopped on a plateau (share of seeds)",
+    "time_converged_scan": "selective scan stopped on a plateau (share of seeds)",
+    "time_steps_gru": "GRU training steps before early stopping",
+    "time_steps_scan": "selective scan training steps before early stopping",
     "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
     "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
 }
 DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
-              "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",
-              "lnscale": "fixed 1/sqrt(l) rescaling"}
+              "gate": "input-dependent write gate", "highway": "highway (input-dependent carry, carry-biased start)",
+              "static": "static highway (one learned carry for every input)", "lnscale": "fixed 1/sqrt(l) rescaling"}
 _READERS = {"spcn": "SPCN", "gru_causal": "causal GRU", "bigru": "BiGRU"}
 _KEY = re.compile(r"\b[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
@@ -79,10 +93,12 @@ def label(name: str) -> str:
     m = re.fullmatch(r"recall_acc_spen_([a-z_]+)", name)
     if m:
         return f"SPEN-{m.group(1)} recall, largest N"
-    m = re.fullmatch(r"depth_(both|copy|state)_acc_([a-z]+)_(\d+)", name)
+    m = re.fullmatch(r"depth_(both_acc|copy_acc|state_acc|steps_to_criterion)_([a-z]+)_(\d+)(?:_d(\d+))?", name)
     if m and m.group(2) in DEPTH_ARMS:
-        what = {"both": "first token and state", "copy": "first token", "state": "state"}[m.group(1)]
-        return f"{DEPTH_ARMS[m.group(2)]}, {what} at L={m.group(3)}"
+        what = {"both_acc": "first token and state", "copy_acc": "first token", "state_acc": "state",
+                "steps_to_criterion": "steps to the criterion"}[m.group(1)]
+        width = f", d_model {m.group(4)}" if m.group(4) else ""
+        return f"{DEPTH_ARMS[m.group(2)]}, {what} at L={m.group(3)}{width}"
     m = re.fullmatch(r"(spcn|gru_causal|bigru)_attractor_acc_(ge1|\d+)", name)
     if m:
         k = ">= 1 attractor" if m.group(2) == "ge1" else f"{m.group(2)} attractor{'s' * (m.group(2) != '1')}"

@@ -9,13 +9,17 @@ it must), or ``None``. Each rule's docstring is what the report prints. One modu
 """
 from ._base import Gate, Metrics, Rule  # noqa: F401
 from .boundary import (  # noqa: F401
+    depth_carry_selection,
     depth_dilution,
     depth_learnable,
+    learned_converged,
     learned_state_keeps,
     oracle_below_learned,
     oracle_converged,
     oracle_loses,
+    reads_nothing,
     structure_outlives_identity,
+    traces_keep_structure,
 )
 from .claims import (  # noqa: F401
     NOT_ATTRIBUTABLE,
