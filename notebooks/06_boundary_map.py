@@ -130,7 +130,8 @@ display(Markdown(
 # decodability >= 0.5) and the learned state each contrast reads stopped on a plateau of its
 # held-out accuracy in every seed (`time_converged_gru`, `time_converged_scan`); the negative one, the oracle reads no identity at the largest lag
 # (`time_identity_oracle_far`, upper 95% CI at most 0.05), where the traces weigh the token least; and
-# the oracle is an upper bound only where its fit stopped on a plateau (`time_oracle_converged`).
+# the oracle is an upper bound only where its identity and structure readers at the cell stopped on a
+# plateau (`time_oracle_converged`).
 # What panel A does not do yet: the learned states run at three vocabularies (their cells elsewhere
 # are blank) and are trained at lags up to 8 (beyond, the map shows what such a state keeps
 # untrained); the structural label is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
@@ -228,9 +229,10 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # for "the traces lost identity". The cpu run of commit f182ae8 (at least 500 steps, a patience of
 # 8 checks, at most 1,500) read identity 0.085 +- 0.022 at the rule's cell, its lag-2 readers
 # stopping after 675 to 875 steps; the fit now runs at least 1,000 steps and stops after 12 checks
-# (300 steps) without a gain, at most 2,000, and the gate reads the oracle's upper 95% CI. Measured
-# once outside the notebook with this fit (seed 0, vocabulary 256, at most 2,500 steps): identity at
-# lag 2 0.078, its reader stopping on a plateau at 1,275 steps (0.075 with the old fit).
+# (300 steps) without a gain, at most 3,000. Measured once outside the notebook with this fit (seed
+# 0, vocabulary 256, at most 2,500 steps): identity at lag 2 0.078, its reader stopping on a plateau
+# at 1,275 steps (0.075 with the old fit). The contrast reads the oracle's identity and its class,
+# so the gate asks both readers at the cell to have stopped on a plateau, in every seed.
 
 # %%
 V_rule = bm.rule_vocab_size(S)

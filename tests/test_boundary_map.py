@@ -411,3 +411,14 @@ def test_depth_final_reads_the_stop_and_the_first_step_at_the_criterion():
     m = bm.depth_metrics(curves, s)
     assert m["depth_steps_to_criterion_plain_4"] == [200.0, 300.0]                 # headline width: no suffix
     assert m["depth_state_acc_plain_4_d8"] == [1.0, 0.3] and "depth_copy_acc_plain_4_d8" in m
+
+
+def test_oracle_counts_as_converged_only_where_both_readers_stopped_before_the_cap():
+    s = bm.settings_for("smoke", {"oracle": {"max_steps": 100}})
+    V = bm.rule_vocab_size(s)
+    rows = [{"state": "oracle_paper", "target": t, "lag": bm.RULE_LAG, "vocab_size": V, "ratio": V / s.d_model,
+             "seed": sd, "decodability": 0.1, "steps": steps}
+            for sd, (i_steps, s_steps) in enumerate(((60, 80), (60, 100))) for t, steps in
+            (("identity", i_steps), ("structure", s_steps))]
+    m = bm.time_metrics(pd.DataFrame(rows), s)
+    assert m["time_oracle_converged"] == [1.0, 0.0]               # seed 1's structure reader ran to the cap

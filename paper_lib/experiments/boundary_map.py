@@ -84,7 +84,7 @@ class Settings:
     oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the learned states' up to the rule's
     oracle_map_seeds: tuple[int, ...] = ()          # the oracle's seeds away from the rule's cell; (): the first seed
     # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
-    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=2000,
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=3000,
                                                                              min_steps=1000, patience=12))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
@@ -370,8 +370,9 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
     report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
     paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
-    ``time_oracle_converged`` (1 per seed where that oracle stopped on a plateau before
-    ``oracle.max_steps``, 0 where it was still improving: its accuracy is then a lower bound);
+    ``time_oracle_converged`` (1 per seed where that oracle's identity and structure readers both
+    stopped on a plateau before ``oracle.max_steps``, 0 where one was still improving: its accuracy
+    is then a lower bound);
     ``time_<target>_gru_heads`` and ``time_<target>_scan_heads`` (the learned states read by their
     own trained heads: the contrast of the report row); ``time_identity_oracle_far`` (that oracle's identity at the largest lag: the negative control,
     where the traces weigh the token least), ``time_converged_<state>`` (1 per seed where the
@@ -386,9 +387,9 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):
                 out[f"time_{target}_{short}"] = d.sort_values("seed").decodability.tolist()
-    cell = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == lag) & (df.ratio == ratio)]
-    if len(cell):  # 1 where the oracle's identity reader stopped on a plateau, 0 where it ran out of steps
-        out["time_oracle_converged"] = (cell.sort_values("seed").steps < s.oracle.max_steps).astype(float).tolist()
+    cell = df[(df.state == "oracle_paper") & (df.lag == lag) & (df.ratio == ratio)]
+    if len(cell):  # 1 where both the identity and the structure reader stopped on a plateau, 0 where one ran out
+        out["time_oracle_converged"] = (cell.groupby("seed").steps.max() < s.oracle.max_steps).astype(float).tolist()
     far = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == max(s.lags)) & (df.ratio == ratio)]
     if len(far):  # the negative control: the oracle where the traces weigh the token least
         out["time_identity_oracle_far"] = far.sort_values("seed").decodability.tolist()
