@@ -73,7 +73,7 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                            "distance_steps": 4, "oracle_rank": 16, "oracle_steps": 4, "width_seeds": [0],
                            "seeds": [0, 1], "workers": 1},
     "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
-                     "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4], "gru_seeds": [0],
+                     "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4, 32], "gru_seeds": [0],
                      "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
                      "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
                      "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
