@@ -264,11 +264,12 @@ CLAIMS = Claims((
                     "causal_gru_nodrop_struct_category_acc_B", "spcn_bidir_struct_context_acc_B",
                     "bigru_nounk_struct_context_acc_B"),
           figure="structure_split.md", versus="causal_gru_nodrop_struct_context_acc_B",
-          controls="positive: the bidirectional SPCN and the BiGRU without <unk> training on the same tokens (what a "
-                   "reader of both sides gets, shown); negative: the structure that needs the word's category "
-                   "(spcn_struct_category_acc_B), shown apart, where the causal readers must not be credited with "
-                   "what the preceding words decide; the rivals are causal, like SPCN, one with and one without "
-                   "<unk> training (neither is favoured by how it met unseen words)"),
+          controls="positive: none gates the row (both rivals are trained taggers reading the same tokens); the "
+                   "bidirectional SPCN and the BiGRU without <unk> training on the same tokens are shown (what a "
+                   "reader of both sides gets); negative: the structure that needs the word's category "
+                   "(spcn_struct_category_acc_B), shown apart, which the preceding words do not decide; the rivals "
+                   "are causal, like SPCN, one with and one without <unk> training, so that neither is favoured by "
+                   "how it met unseen words"),
     Claim("content", "The recurrent tagger is far ahead on content-dependent roles that a causal reader can see "
           "(within A), causal against causal: the causal GRU tagger against causal SPCN (the BiGRU shown apart); roles "
           "fixed by a later verb are a causality confound, shown apart", "BiGRU >> SPCN", None, "02_transfer",
