@@ -409,3 +409,9 @@ def test_oracle_counts_as_converged_only_where_both_readers_stopped_before_the_c
             (("identity", i_steps), ("structure", s_steps))]
     m = bm.time_metrics(pd.DataFrame(rows), s)
     assert m["time_oracle_converged"] == [1.0, 0.0]               # seed 1's structure reader ran to the cap
+
+
+def test_depth_row_without_steps_says_which_metric_is_missing():
+    m = summarise({f"depth_both_acc_{a}_{L}": [0.95, 0.96] for a in ARMS for L in (4, 16)})
+    v = decide(CLAIMS["depth_map"], m, "cpu")
+    assert v.holds.startswith("metric missing") and "no depth_steps_to_criterion_plain_<L>" in v.reason

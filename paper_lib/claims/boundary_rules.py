@@ -105,7 +105,10 @@ def depth_carry_selection(suffixes: tuple[str, ...] | None = None, fixed: str = 
     other learned ones and ``others``; CIs apart). yes if F, D and S hold at every width; partly if
     F holds at every width and D at one at least; else no (our design: the paper is silent)."""
     def rule(m: Metrics) -> tuple[str, str]:
-        L = _sizes(m, f"depth_steps_to_criterion_{fixed}_")[-1]
+        depths = _sizes(m, f"depth_steps_to_criterion_{fixed}_")
+        if not depths:
+            raise KeyError(f"no depth_steps_to_criterion_{fixed}_<L>")
+        L = depths[-1]
         found = sorted({mo.group(1) for k in m if (mo := re.fullmatch(
             rf"depth_steps_to_criterion_{fixed}_{L}((?:_d\d+)?)", k))}, key=lambda w: (w != "", w))
         words, whys = [], []

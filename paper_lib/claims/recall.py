@@ -196,7 +196,7 @@ CLAIMS = Claims((
           controls="positive: the Transformer or SPEN with token attention must recall at 0.95 (the gate), and a "
                    "learned recurrence of equal state (the GRU, SPEN-selective) must recall where the traces are said "
                    "to lose the key; negative: SPEN as trained, which must fail where the row is decided; oracle: "
-                   "a low-rank reader of one trace bank trained on fresh sequences (one bank, recall_state_oracle "
-                   "numbers, against SPEN's recall_state_spen across its layers); what it recalls is a lower bound of "
+                   "a low-rank reader of one trace bank trained on fresh sequences (its state, one bank, is shown "
+                   "beside SPEN's traces across its layers); what it recalls is a lower bound of "
                    "what the bank holds, so its success can decide no, its failure yes only where it is the best fit"),
 ), LABELS)
