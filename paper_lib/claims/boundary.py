@@ -3,8 +3,8 @@ identity (in time), and fixed-coefficient accumulation dilutes across depth (in 
 
 Rows, the words for notebook 06's metrics, and the gates only this family uses (the learned state
 and the oracle as controls, a task learnable at all); the rules that decide the rows, contrasts
-with converged controls, are :mod:`paper_lib.claims.boundary_rules`. The earlier absolute rules
-(structure outliving identity, dilution across depth) stay here as readers of the map.
+with converged controls, are :mod:`paper_lib.claims.boundary_rules`. The absolute rules below
+(structure outliving identity, dilution across depth) read the map without deciding a row.
 Our design: the paper runs neither map.
 """
 from __future__ import annotations
