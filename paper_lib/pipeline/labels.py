@@ -64,8 +64,32 @@ _READERS = {"spcn": "SPCN", "gru_causal": "causal GRU", "bigru": "BiGRU"}
 _KEY = re.compile(r"\b[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
 
+UPDATE_STATES = {"bank_oracle": "fixed-bank oracle", "scan": "selective scan", "gru": "GRU", "spen": "SPEN-linear",
+                 "transformer": "Transformer"}
+_UPDATE_ONE = {"bound": "Bayes bound of the fixed bank", "bound_dense": "Bayes bound of a dense-code fixed bank",
+               "bayes": "Bayes reader of the fixed bank", "baseline_any": "any-bound-value baseline",
+               "oracle_converged": "oracle fit flat (share of seeds)"}
+
+
+def _update_label(name: str) -> str | None:
+    """Notebook 07's metrics in words (key-update recall), or None for another name."""
+    m = re.fullmatch(r"update_acc_([a-z_]+?)_(\d+)", name)
+    if m and m.group(1) in UPDATE_STATES:
+        return f"{UPDATE_STATES[m.group(1)]}, latest value at gap {m.group(2)}"
+    m = re.fullmatch(r"update_([a-z_]+?)_(\d+)", name)
+    if m and m.group(1) in _UPDATE_ONE:
+        return f"{_UPDATE_ONE[m.group(1)]}, gap {m.group(2)}"
+    m = re.fullmatch(r"update_state_([a-z_]+)", name)
+    if m and m.group(1) in UPDATE_STATES:
+        return f"{UPDATE_STATES[m.group(1)]} state (numbers per sequence)"
+    return {"update_baseline_keys": "keys-ignored baseline (key update)",
+            "update_sigma": "noise per state number per step"}.get(name)
+
+
 def label(name: str) -> str:
     """A metric's plain-language name (its code name where none is written)."""
+    if name.startswith("update_") and (words := _update_label(name)):
+        return words
     m = re.fullmatch(r"recall_acc_(spen|transformer|gru|oracle)_(\d+)", name)
     if m:
         who = {"spen": "SPEN", "transformer": "Transformer", "gru": "GRU (equal state)", "oracle": "trace oracle"}

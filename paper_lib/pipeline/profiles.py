@@ -76,10 +76,17 @@ PROFILES: dict[str, dict[str, dict]] = {
                          "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
                          "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
                          "workers": 1},
+        "update_recall": {"gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0],
+                          "panel_models": ["scan", "transformer"], "d_state": 12, "d_embed": 8, "d_hidden": 16,
+                          "spen_d_model": 4, "transformer_d_model": 16, "max_steps": 4, "min_steps": 0,
+                          "warmup_steps": 1, "check_every": 2, "patience": 1, "val_sequences": 8,
+                          "test_sequences": 16, "calibration_steps": 2, "bound_samples": 200, "bayes_samples": 20,
+                          "oracle": {"hidden": 8, "batch_size": 20, "max_steps": 4, "check_every": 2, "patience": 1,
+                                     "val_sequences": 16}, "workers": 1},
     },
     "cpu": {  # the defaults of every Settings dataclass
         "grammar_probe": {}, "transfer": {}, "lm": {}, "spen_train": {}, "predictor_ablation": {}, "associative_recall": {},
-        "boundary_map": {},
+        "boundary_map": {}, "update_recall": {},
     },
     "paper": {  # the paper's scale (a GPU; C4 and GPT-2's tokenizer for the language models)
         "grammar_probe": {"n_train": 10000, "n_test": 2000, "seeds": list(range(10)), "probe_max_iter": 200,
@@ -112,6 +119,9 @@ PROFILES: dict[str, dict[str, dict]] = {
                          "train_sequences": 512, "test_sequences": 128, "gru_vocab_sizes": [8, 32, 128, 512, 2048],
                          "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],
                          "n_inputs": 16, "depth_steps": 5000, "seeds": [0, 1, 2, 3, 4]},
+        "update_recall": {"sigmas": [0.0, 0.005, 0.01, 0.02, 0.05], "seeds": [0, 1, 2, 3, 4], "panel_seeds": [0, 1, 2],
+                          "max_steps": 20000, "test_sequences": 8192, "bound_samples": 200_000,
+                          "bayes_samples": 20_000, "oracle": {"max_steps": 40000, "lr_drops": 2}},
     },
 }
 

@@ -60,6 +60,8 @@ from .rules import (
     structure_outlives_identity,
     traces_lose,
     unbounded_beats_bounded,
+    update_kept,
+    update_learnable,
 )
 from .stats import mean_ci95
 
@@ -212,6 +214,11 @@ CLAIMS: tuple[Claim, ...] = (
           "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
           gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png",
           headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_"),
+    Claim("update_recall", "Fixed decay loses what input-dependent selection keeps (key update, equal state, noise "
+          "budget)", "beyond the paper (the paper's mechanism)", None, "07_update_recall", (), update_kept(),
+          gate=update_learnable(), prefixes=("update_acc_",), figure="update_by_gap.png",
+          shown=("update_bound_", "update_bayes_", "update_oracle_converged_", "update_baseline_", "update_state_",
+                 "update_sigma"), headline="update_acc_bank_oracle_", versus="update_acc_scan_"),
 )
 CLAIMS_BY_KEY = {c.key: c for c in CLAIMS}
 

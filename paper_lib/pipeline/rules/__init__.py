@@ -5,7 +5,7 @@ A rule maps summarised metrics (``{name: {"mean", "ci95", "n"}}``) to ``(yes | p
 reason)``; a gate returns the reason an experiment has no power (its control did not differ as
 it must), or ``None``. Each rule's docstring is what the report prints. One module per kind:
 :mod:`.claims` (the report's rules), :mod:`.gates` (power), :mod:`.within` (the notebooks' prose),
-:mod:`.boundary` (notebook 06). Our design: the paper states no tolerances.
+:mod:`.boundary` (notebook 06), :mod:`.update` (notebook 07). Our design: the paper states no tolerances.
 """
 from ._base import Gate, Metrics, Rule  # noqa: F401
 from .boundary import (  # noqa: F401
@@ -39,6 +39,7 @@ from .gates import (  # noqa: F401
     solves,
     unbounded_beats_bounded,
 )
+from .update import SELECTIVE_STATES, UPDATE_KEPT, UPDATE_SOLVED, update_kept, update_learnable  # noqa: F401
 from .within import (  # noqa: F401
     CHANCE_MARGIN,
     GAP_GROWTH,
