@@ -52,7 +52,7 @@
 # when it solves every gap (its learning curve is drawn below). A calibration appendix at the end
 # shows that each arm learns the task at gap 2.
 #
-# **The rule, written in `paper_lib/pipeline/rules/update.py` before the cpu run:** *yes* if at some
+# **The rule, written in `paper_lib/claims/update.py` before the cpu run:** *yes* if at some
 # gap the fixed-bank oracle's upper 95% CI, its Bayes bound and the dense-code bound are all below 0.9,
 # while the scan or the GRU (the states with input-dependent decay) reaches at least 0.9 with its lower
 # CI above the oracle's upper CI; *no* if wherever one of them reaches 0.9 the oracle does too;
@@ -80,13 +80,12 @@ import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
+from paper_lib.claims.update import CLAIMS, UPDATE_KEPT, UPDATE_STATES
 from paper_lib.experiments import update_recall as ur
 from paper_lib.experiments import update_tables as ut
-from paper_lib.pipeline.labels import UPDATE_STATES
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
-from paper_lib.pipeline.rules import UPDATE_KEPT
+from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 
 t_start = time.perf_counter()
@@ -121,8 +120,8 @@ out.save_data(runs["curves"], "update_learning_curves")
 out.save_data(runs["calibration"], "update_calibration")
 out.save_data(runs["calibration_curves"], "update_calibration_curves")
 metrics = ur.update_metrics(results, bounds, base, S)
-claim = CLAIMS_BY_KEY["update_recall"]
-verdict = verdict_for("update_recall", metrics, profile)
+claim = CLAIMS["update_recall"]
+verdict = CLAIMS.verdict("update_recall", metrics, profile)
 
 
 def panel_note(sigma):
@@ -248,12 +247,12 @@ display(stops.pivot(index="model", columns="seed", values="stop"))
 
 # %% [markdown]
 # ## Metrics and the verdict
-# The report row reads `metrics.json` through the rule in `paper_lib/pipeline/rules/update.py`.
+# The report row reads `metrics.json` through the rule in `paper_lib/claims/update.py`.
 
 # %%
 path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.items()})
 display(Markdown(f"Wrote `{path.relative_to(out.root)}` ({len(metrics)} metrics). The notebook took "
-                 f"{time.perf_counter() - t_start:.0f} s.\n\n" + verdict.markdown(claim)))
+                 f"{time.perf_counter() - t_start:.0f} s.\n\n" + CLAIMS.markdown("update_recall", metrics, profile)))
 
 # %% [markdown]
 # ## Appendix: calibration, each arm at gap 2 (one seed, headline noise)

@@ -1,4 +1,4 @@
-"""Notebook 07's noisy models, its oracle, its experiment's bookkeeping and its report rule."""
+"""Notebook 07's noisy models, its oracle and its experiment's bookkeeping."""
 from __future__ import annotations
 
 import pytest
@@ -11,9 +11,6 @@ from paper_lib.models.noisy_states import NoisyAttention, NoisyGRULM, NoisyScanL
 from paper_lib.models.spen import SPENConfig
 from paper_lib.models.transformer import CausalSelfAttention, TransformerConfig
 from paper_lib.noise_budget import trace_gain
-from paper_lib.pipeline.labels import label
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, decide
-from paper_lib.pipeline.rules import update_kept, update_learnable
 from paper_lib.update_oracle import UpdateOracleConfig, fit_update_oracle, oracle_features
 
 A = (0.5, 0.1, 0.02)
@@ -81,40 +78,3 @@ def test_settings_state_sizes_and_errors():
         ur.settings_for("cpu", {"sigma": 0.03})
     with pytest.raises(ValueError, match="unknown model"):
         ur.settings_for("cpu", {"models": ["lstm"]})
-
-
-def _m(**values) -> dict:
-    return {k: {"mean": v[0], "ci95": v[1], "n": 3} for k, v in values.items()}
-
-
-def _fixture(oracle, scan, gru=0.5, tf=0.99, bound=0.5, dense=0.6, spen=0.3, gaps=(2, 64)):
-    vals = {}
-    for d in gaps:
-        vals.update({f"update_acc_bank_oracle_{d}": (oracle, 0.02), f"update_acc_scan_{d}": (scan, 0.02),
-                     f"update_acc_gru_{d}": (gru, 0.02), f"update_acc_spen_{d}": (spen, 0.02),
-                     f"update_acc_transformer_{d}": (tf, 0.01), f"update_bound_{d}": (bound, 0.0),
-                     f"update_bound_dense_{d}": (dense, 0.0)})
-    return _m(**vals)
-
-
-def test_the_rule_can_say_yes_no_or_not_attributable():
-    rule, gate = update_kept(), update_learnable()
-    assert rule(_fixture(0.4, 0.95))[0] == "yes"
-    assert rule(_fixture(0.93, 0.95, bound=0.95, dense=0.99))[0] == "no"
-    assert rule(_fixture(0.4, 0.95, dense=0.95))[0] == "not attributable at this budget"   # a dense code keeps it
-    assert rule(_fixture(0.4, 0.95, bound=0.91))[0] == "not attributable at this budget"   # the bound does not say lost
-    assert rule(_fixture(0.4, 0.5, spen=0.95))[0] == "not attributable at this budget"     # SPEN never counts for yes
-    assert "SPEN, fixed decay in two blocks" in rule(_fixture(0.4, 0.95, spen=0.95))[1]
-    assert gate(_fixture(0.4, 0.95)) is None
-    assert "Transformer is below 0.95" in gate(_fixture(0.4, 0.95, tf=0.9))
-    assert "no learned state reaches 0.9 at gap 2" in gate(_fixture(0.4, 0.5))
-
-
-def test_the_claim_row_reads_the_rule_and_the_gate():
-    claim = CLAIMS_BY_KEY["update_recall"]
-    assert decide(claim, _fixture(0.4, 0.95), "cpu").holds == "yes"
-    assert decide(claim, _fixture(0.4, 0.95, tf=0.5), "cpu").holds == "not informative at this budget"
-    assert decide(claim, _fixture(0.4, 0.95), "smoke").holds == "undetermined"
-    assert label("update_acc_scan_64") == "selective scan, latest value at gap 64"
-    assert label("update_bound_dense_8") == "Bayes bound of a dense-code fixed bank, gap 8"
-    assert label("update_state_bank_oracle") == "fixed-bank oracle state (numbers per sequence)"

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data.update_recall import UpdateTask, any_value_baseline, keys_ignored_baseline, sample_update
-from ..ema import PAPER_ALPHAS
+from ..ema import rates_setting
 from ..models.lm import count_params
 from ..models.noisy_states import NoisyGRULM, NoisyScanLM, NoisySPEN, NoisyTransformer
 from ..models.spen import SPENConfig
@@ -30,6 +30,7 @@ from ..models.transformer import TransformerConfig
 from ..noise_budget import dense_sigma
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
+from ..profile_settings import PROFILE_SETTINGS
 from ..train import TrainConfig, make_optimizer
 from ..update_bound import analytic_block, bayes_accuracy, update_bound
 from ..update_oracle import UpdateOracleConfig, fit_update_oracle, oracle_accuracy
@@ -55,7 +56,7 @@ class Settings:
     gaps: tuple[int, ...] = (2, 8, 16, 32, 64)  # Δ: blanks between the pairs and the query
     sigma: float = setting(0.02, low=0)      # the headline noise per state number per step (the rule's)
     sigmas: tuple[float, ...] = (0.0, 0.005, 0.02)  # one figure panel each (must include sigma)
-    alphas: tuple[float, ...] = PAPER_ALPHAS  # the fixed bank's rates
+    alphas: tuple[float, ...] = rates_setting()  # the fixed bank's rates
     models: tuple[str, ...] = MODELS         # at the headline sigma
     panel_models: tuple[str, ...] = ("scan", "gru", "spen", "transformer")  # at the other sigmas
     seeds: tuple[int, ...] = (0, 1, 2)       # at the headline sigma (oracle and models)
@@ -97,7 +98,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         ValueError: unknown profile or setting, a value that does not fit, an unknown model,
             ``sigma`` not among ``sigmas``, or a task that does not fit (:class:`UpdateTask`).
     """
-    s = check_seeds(configure(Settings(), "update_recall", profile, overrides))
+    s = check_seeds(configure(Settings(), "update_recall", profile, overrides, PROFILE_SETTINGS))
     bad = sorted((set(s.models) | set(s.panel_models)) - set(MODELS))
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
+from ..claims.update import UPDATE_KEPT, UPDATE_SOLVED, UPDATE_STATES
 from ..models.lm import count_params
-from ..pipeline.labels import UPDATE_STATES
-from ..pipeline.rules import UPDATE_KEPT, UPDATE_SOLVED
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..update_oracle import UpdateOracle
 from . import update_recall as ur
