@@ -93,6 +93,16 @@ def test_keys_ignored_is_the_bayes_optimal_key_blind_guess_exactly():
     assert any_value_baseline(b) == pytest.approx(0.5)
 
 
+def test_the_default_tasks_baselines():
+    """Two or three bindings, equally likely: the any-bound-value guess scores (1/2 + 1/3) / 2 = 5/12
+    in expectation; the key-blind guess beats uniform over the 8 values and stays below it."""
+    b = sample_update(TASK, 2, 20_000, 4)
+    p3 = float((b.n_bound == 3).double().mean())
+    assert any_value_baseline(b) == pytest.approx(0.5 * (1 - p3) + p3 / 3, abs=1e-12)   # exact on the batch
+    assert abs(any_value_baseline(b) - 5 / 12) < 4 * math.sqrt(1 / 144 / 20_000)         # 4 SE of the mean
+    assert 1 / TASK.n_values < keys_ignored_baseline(TASK, sample_update(TASK, 2, 2000, 4)) < 5 / 12
+
+
 # --------------------------------------------------------------------------- the noise model
 
 def test_gains_and_noise_variance():
