@@ -113,7 +113,9 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
                      "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],
                      "n_inputs": 16, "depth_steps": 5000, "seeds": [0, 1, 2, 3, 4]},
     "update_recall": {"sigmas": [0.0, 0.005, 0.01, 0.02, 0.05], "seeds": [0, 1, 2, 3, 4], "panel_seeds": [0, 1, 2],
-                      "max_steps": 20000, "test_sequences": 8192, "bound_samples": 200_000,
+                      "panel_models": ["scan", "gru", "spen", "transformer"], "val_sequences": 512,
+                      "calibration_steps": 2000, "min_steps": 2000, "max_steps": 20000, "test_sequences": 8192,
+                      "bound_samples": 200_000,
                       "bayes_samples": 20_000, "oracle": {"max_steps": 40000, "lr_drops": 2}},
 }
 
