@@ -213,7 +213,7 @@ display(Markdown(ut.agreement_paragraph(agree)))
 # the state, not the weights).
 
 # %%
-budget = ut.budget_table(S)
+budget = ur.budget_table(S)
 out.save_table(budget, "update_budget", floatfmt=".0f")
 display(budget)
 

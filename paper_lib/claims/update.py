@@ -17,9 +17,11 @@ from ..pipeline.rules import Gate, Metrics, Rule, ci, mean, sizes
 
 # --------------------------------------------------------------------------- the metrics and their words
 
-UPDATE_STATES = {"bank_oracle": "fixed-bank oracle", "scan": "selective scan", "gru": "GRU", "spen": "SPEN-linear",
+ORACLE = "bank_oracle"
+"""The MLP oracle of the fixed one-hot bank (fitted on fresh sequences, not trained as a model)."""
+UPDATE_STATES = {ORACLE: "fixed-bank oracle", "scan": "selective scan", "gru": "GRU", "spen": "SPEN-linear",
                  "transformer": "Transformer"}
-"""The states notebook 07 trains or fits (``update_acc_<state>_<gap>``), in words."""
+"""The states notebook 07 trains or fits (``update_acc_<state>_<gap>``), in words, in the figure's order."""
 
 METRICS: dict[str, dict[str, str]] = {"07_update_recall": {
     "update_acc_{state}_{gap}": "{state}, latest value at gap {gap}",

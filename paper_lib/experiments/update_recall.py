@@ -21,6 +21,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ..claims.update import ORACLE, UPDATE_STATES
 from ..data.update_recall import UpdateTask, any_value_baseline, keys_ignored_baseline, sample_update
 from ..ema import rates_setting
 from ..models.lm import count_params
@@ -33,10 +34,8 @@ from ..pipeline.settings import check_seeds, configure, setting
 from ..profile_settings import PROFILE_SETTINGS
 from ..train import TrainConfig, make_optimizer
 from ..update_bound import analytic_block, bayes_accuracy, update_bound
-from ..update_oracle import UpdateOracleConfig, fit_update_oracle, oracle_accuracy
+from ..update_oracle import UpdateOracle, UpdateOracleConfig, fit_update_oracle, oracle_accuracy
 
-ORACLE = "bank_oracle"
-"""The MLP oracle of the fixed one-hot bank (fitted, not trained as a model)."""
 MODELS: tuple[str, ...] = ("scan", "gru", "spen", "transformer")
 """The learned states of equal size (the selective scan, the GRU, SPEN-linear with two blocks) and
 the positive control."""
@@ -342,3 +341,25 @@ def update_metrics(results: pd.DataFrame, bounds: pd.DataFrame, base: pd.DataFra
         m[f"update_state_{name}"] = [float(state_size(name, s))]
     m["update_sigma"] = [float(sigma)]
     return m
+
+
+def budget_table(s: Settings) -> pd.DataFrame:
+    """Parameters and the state each model carries from token to token (in words and in numbers per
+    sequence, :func:`state_size`)."""
+    t = task(s)
+    words = {ORACLE: f"{len(s.alphas)} fixed traces x {t.vocab_size} one-hot codes, noisy",
+             "scan": f"{s.d_state} channels, input-dependent decay, noisy",
+             "gru": f"{s.d_state} gated numbers, noisy",
+             "spen": f"{s.n_layer} blocks x {len(s.alphas)} fixed traces x {s.spen_d_model}, noisy",
+             "transformer": "keys and values of every earlier token (noisy), counted at the longest gap"}
+    rows = []
+    for name in UPDATE_STATES:
+        if name == ORACLE:
+            n_feat = len(s.alphas) * t.vocab_size + t.n_values * len(s.alphas) + t.n_keys + len(s.gaps)
+            n = count_params(UpdateOracle(n_feat, t.n_values, s.oracle.hidden))
+        else:
+            with torch.device("meta"):
+                n = count_params(build(name, s, s.sigma))
+        rows.append({"model": UPDATE_STATES[name], "parameters": n, "state": words[name],
+                     "state_numbers": state_size(name, s)})
+    return pd.DataFrame(rows)

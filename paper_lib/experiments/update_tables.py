@@ -1,17 +1,13 @@
 """Notebook 07's tables and prose, written from the numbers (:mod:`paper_lib.experiments.update_recall`
-runs the models, the oracle and the bounds). ``s`` is that module's ``Settings``. Our design."""
+runs the models, the oracle and the bounds, and writes the budget table). ``s`` is that module's ``Settings``. Our design."""
 from __future__ import annotations
 
 import pandas as pd
-import torch
 
-from ..claims.update import UPDATE_KEPT, UPDATE_SOLVED, UPDATE_STATES
-from ..models.lm import count_params
+from ..claims.update import ORACLE, UPDATE_KEPT, UPDATE_SOLVED, UPDATE_STATES
 from ..pipeline.stats import format_mean_ci, mean_ci95
-from ..update_oracle import UpdateOracle
-from . import update_recall as ur
 
-STATES: tuple[str, ...] = (ur.ORACLE, "scan", "gru", "spen", "transformer")
+STATES: tuple[str, ...] = tuple(UPDATE_STATES)
 """Every state of the figure, in its legend's order."""
 
 
@@ -49,7 +45,7 @@ def summary_table(results: pd.DataFrame, bounds: pd.DataFrame, base: pd.DataFram
 def agreement_table(results: pd.DataFrame, bounds: pd.DataFrame, s) -> pd.DataFrame:
     """Per sigma and gap: the oracle (mean over its seeds), the Bayes reader, the Bayes bound, the
     oracle's distance below the bound, and the share of its fits that were flat there."""
-    o = results[results.model == ur.ORACLE].groupby(["sigma", "gap"]).agg(oracle=("accuracy", "mean"),
+    o = results[results.model == ORACLE].groupby(["sigma", "gap"]).agg(oracle=("accuracy", "mean"),
                                                                           flat=("converged", "mean"),
                                                                           fits=("seed", "count"))
     t = bounds.set_index(["sigma", "gap"])[["bayes", "bound", "bound_se"]].join(o, how="inner").reset_index()
@@ -74,28 +70,6 @@ def agreement_paragraph(table: pd.DataFrame, tol: float = 0.03) -> str:
                      "(at noise 0 the bound is 1 exactly: telling slots apart needs the traces' last digits, which an MLP "
                      "on standardised inputs does not resolve); there the bound, not the oracle, is the fixed bank's number.")
     return text
-
-
-def budget_table(s) -> pd.DataFrame:
-    """Parameters and the state each model carries from token to token (in words and in numbers per
-    sequence, :func:`paper_lib.experiments.update_recall.state_size`)."""
-    t = ur.task(s)
-    words = {ur.ORACLE: f"{len(s.alphas)} fixed traces x {t.vocab_size} one-hot codes, noisy",
-             "scan": f"{s.d_state} channels, input-dependent decay, noisy",
-             "gru": f"{s.d_state} gated numbers, noisy",
-             "spen": f"{s.n_layer} blocks x {len(s.alphas)} fixed traces x {s.spen_d_model}, noisy",
-             "transformer": "keys and values of every earlier token (noisy), counted at the longest gap"}
-    rows = []
-    for name in STATES:
-        if name == ur.ORACLE:
-            n_feat = len(s.alphas) * t.vocab_size + t.n_values * len(s.alphas) + t.n_keys + len(s.gaps)
-            n = count_params(UpdateOracle(n_feat, t.n_values, s.oracle.hidden))
-        else:
-            with torch.device("meta"):
-                n = count_params(ur.build(name, s, s.sigma))
-        rows.append({"model": UPDATE_STATES[name], "parameters": n, "state": words[name],
-                     "state_numbers": ur.state_size(name, s)})
-    return pd.DataFrame(rows)
 
 
 def calibration_table(calibration: pd.DataFrame) -> pd.DataFrame:
