@@ -62,21 +62,21 @@
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/07_update_recall.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section update_recall
+profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.profile_settings, section update_recall
 overrides = {}   # any setting of paper_lib.experiments.update_recall.Settings, e.g. {"sigmas": [0.0, 0.02]}
-n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default); each worker uses 1
+# No n_threads: every job runs on one thread by design (`workers` of them at a time), so no result
+# depends on a thread count; this process only gathers their rows.
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
-from paper_lib.pipeline.threads import set_threads
+from paper_lib.pipeline.threads import JOB_THREADS, set_threads
 
-n_threads = set_threads(n_threads, profile)
+set_threads(JOB_THREADS)  # one thread here too: every run trains or fits in a job of one thread (`workers` at a time)
 import textwrap
 import time
 
 import matplotlib.pyplot as plt
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
@@ -89,7 +89,6 @@ from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 
 t_start = time.perf_counter()
-torch.set_num_threads(1)  # parallelism comes from `workers` processes (one thread each)
 S = ur.settings_for(profile, overrides)
 out = Outputs("07_update_recall", profile, as_dict(S), S.seeds)
 task = ur.task(S)

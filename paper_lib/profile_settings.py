@@ -116,7 +116,8 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
                       "panel_models": ["scan", "gru", "spen", "transformer"], "val_sequences": 512,
                       "calibration_steps": 2000, "min_steps": 2000, "max_steps": 20000, "test_sequences": 8192,
                       "bound_samples": 200_000,
-                      "bayes_samples": 20_000, "oracle": {"max_steps": 40000, "lr_drops": 2}},
+                      "bayes_samples": 20_000, "check_every": 250, "patience": 4,
+                      "oracle": {"max_steps": 40000, "lr_drops": 2, "check_every": 250, "val_sequences": 2048}},
 }
 
 
