@@ -78,6 +78,13 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                      "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
                      "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
                      "workers": 1},
+    "update_recall": {"gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0],
+                      "panel_models": ["scan", "transformer"], "d_state": 12, "d_embed": 8, "d_hidden": 16,
+                      "spen_d_model": 4, "transformer_d_model": 16, "max_steps": 4, "min_steps": 0,
+                      "warmup_steps": 1, "check_every": 2, "patience": 1, "val_sequences": 8,
+                      "test_sequences": 16, "calibration_steps": 2, "bound_samples": 200, "bayes_samples": 20,
+                      "oracle": {"hidden": 8, "batch_size": 20, "max_steps": 4, "check_every": 2, "patience": 1,
+                                 "val_sequences": 16}, "workers": 1},
 }
 _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language models
     "grammar_probe": merged(_PAPER_GRAMMAR, {"n_unlabelled_B": 2000, "fresh_seeds": list(range(10, 15))}),
@@ -107,6 +114,12 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
                      "train_sequences": 512, "test_sequences": 128, "gru_vocab_sizes": [8, 32, 128, 512, 2048],
                      "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],
                      "n_inputs": 16, "depth_steps": 5000, "seeds": [0, 1, 2, 3, 4]},
+    "update_recall": {"sigmas": [0.0, 0.005, 0.01, 0.02, 0.05], "seeds": [0, 1, 2, 3, 4], "panel_seeds": [0, 1, 2],
+                      "panel_models": ["scan", "gru", "spen", "transformer"], "val_sequences": 512,
+                      "calibration_steps": 2000, "min_steps": 2000, "max_steps": 20000, "test_sequences": 8192,
+                      "bound_samples": 200_000,
+                      "bayes_samples": 20_000, "check_every": 250, "patience": 4,
+                      "oracle": {"max_steps": 40000, "lr_drops": 2, "check_every": 250, "val_sequences": 2048}},
 }
 
 

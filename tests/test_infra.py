@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_every_profile_has_settings_for_known_sections_only():
     assert set(PROFILE_SETTINGS) == set(PROFILE_NAMES) and PROFILE_SETTINGS["cpu"] == {}
-    sections = {"grammar_probe", "transfer", "lm", "spen_train", "predictor_ablation", "associative_recall", "boundary_map"}
+    sections = {"grammar_probe", "transfer", "lm", "spen_train", "predictor_ablation", "associative_recall", "boundary_map",
+                "update_recall"}
     assert set(PROFILE_SETTINGS["smoke"]) == sections and set(PROFILE_SETTINGS["paper"]) <= sections
 
 

@@ -57,7 +57,7 @@ def test_report_holds_fails_and_missing(tmp_path):
     assert '<a id="claim-within_A"></a>' in md and "(#claim-within_A)" in md
     assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
            "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
-    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 02 the lag row
+    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 7" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 07 one, 02 the lag row
     time_section = md.split('<a id="claim-time_map"></a>')[1].split("<a id=")[0]      # a claim names its controls
     assert "Strongest controls: positive: the GRU keeps identity where it is easy" in time_section
     assert "Strongest controls: positive: the supervised BiGRU" in md.split('<a id="claim-within_A"></a>')[1]
@@ -84,7 +84,7 @@ def test_write_report_and_readme_markers(tmp_path):
     row = next(line for line in readme.splitlines() if "perplexity gap" in line and line.startswith("|"))
     assert "300 ± 10 (SPEN perplexity)" in row and row.rstrip("| ").endswith("yes")
     assert "(figures/REPORT.md#claim-ppl_gap)" in row and "not comparable" in row   # C4 vs our corpus
-    assert "Of the 13 claims tested: **12** not run yet, **1** yes." in readme
+    assert "Of the 14 claims tested: **13** not run yet, **1** yes." in readme
     assert "- [EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)](figures/REPORT.md#claim-ppl_gap): **yes**; " \
            "ours 300 ± 10 (SPEN perplexity), against 37 ± 2 (Transformer perplexity)." \
            in readme
@@ -124,7 +124,8 @@ def test_plain_words_replace_metric_names_and_distance_formats():
 def test_the_report_keeps_the_published_row_order_and_every_family():
     assert [c.key for c in CLAIMS][:len(ROW_ORDER)] == list(ROW_ORDER)
     assert {c.notebook for c in CLAIMS} == {"01_grammar_probe", "02_transfer", "03_spen_train",
-                                           "04_predictor_ablation", "05_associative_recall", "06_boundary_map"}
+                                           "04_predictor_ablation", "05_associative_recall", "06_boundary_map",
+                                           "07_update_recall"}
 
 
 def test_claims_reject_a_key_twice_and_name_the_known_ones():

@@ -69,9 +69,9 @@ def test_runner_gives_the_kernel_a_passive_wait_policy():
 
 def test_n_threads_means_what_it_says_in_every_notebook():
     """A notebook whose own process computes takes ``n_threads`` and sets it once; one whose every
-    job runs on one thread by design (05, 06) has no such parameter, says so in its parameters
+    job runs on one thread by design (05, 06, 07) has no such parameter, says so in its parameters
     cell, and runs on one thread itself; none sets torch's threads behind the helper's back."""
-    single = ("05_associative_recall", "06_boundary_map")
+    single = ("05_associative_recall", "06_boundary_map", "07_update_recall")
     for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")):
         text = nb.read_text()
         assert "torch.set_num_threads" not in text, nb.name

@@ -123,13 +123,18 @@ class SPENBlock(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         u = self.ln_1(x)                                               # (B, T, D)
-        h = ema_traces(u, self.alphas, causal=True)                    # (B, T, S, D): u_{<t}
+        h = self.traces(u)                                             # (B, T, S, D): u_{<t}
         if self.fuse_linear_mix and type(self.predictor) is LinearPredictor:  # paper's reader: one GEMM
             x = x + self.mix.up(F.gelu(self._linear_mix_in(u, h)))     # (B, T, D)
         else:
             e = u - self.predictor(u, h)                               # (B, T, D): error
             x = x + self.mix(e, h)                                     # (B, T, D)
         return x + self.ffn(self.ln_2(x))                              # (B, T, D)
+
+    def traces(self, u: Tensor) -> Tensor:
+        """The block's fixed-rate traces of ``u`` ``(B, T, D)``: ``(B, T, S, D)``, causal (``h_t`` holds
+        ``u_{<t}``); a subclass may change what the traces carry (notebook 07 adds the resource model's noise)."""
+        return ema_traces(u, self.alphas, causal=True)
 
     def _linear_mix_in(self, u: Tensor, h: Tensor) -> Tensor:
         """The mix's bottleneck input ``W_down [e; h] + b`` with ``e = u - (W_p h + b_p)``, one GEMM
