@@ -43,7 +43,7 @@ def append_row(path: Path, row: dict) -> None:
     """Append ``row`` to the CSV at ``path`` (header written when the file is new)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
-    with path.open("a", newline="") as f:
+    with path.open("a", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         if new:
             w.writeheader()

@@ -100,7 +100,7 @@ def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: l
     with _durable(ckpt_dir / rec["weights"]) as tmp:
         save_model(model, str(tmp), metadata={_KEY: json.dumps(rec)})
     with _durable(ckpt_dir / "latest.json") as tmp:
-        tmp.write_text(json.dumps({**rec, "previous": previous}, indent=2, sort_keys=True) + "\n")
+        tmp.write_text(json.dumps({**rec, "previous": previous}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     keep = {rec["weights"], rec["state"], "latest.json"}
     keep |= {previous["weights"], previous["state"]} if previous else set()
     for p in ckpt_dir.iterdir():

@@ -364,7 +364,7 @@ def _already_complete(out: Path, run: dict, no_resume: bool) -> bool:
         return False
     if not (out / "metrics.json").exists():
         return False
-    recorded = json.loads((out / "metrics.json").read_text()).get("run")
+    recorded = json.loads((out / "metrics.json").read_text(encoding="utf-8")).get("run")
     if recorded is not None and recorded != run:
         raise ValueError(f"{out} holds a finished run with other settings ({', '.join(_changed(recorded, run))}); "
                          "choose another --out, or --no-resume to replace it")

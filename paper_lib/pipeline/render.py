@@ -46,7 +46,7 @@ def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
     figure it does not save keeps nbconvert's generic text). Our design."""
     if figures_json is None or not Path(figures_json).is_file():
         return {}
-    index = json.loads(Path(figures_json).read_text())
+    index = json.loads(Path(figures_json).read_text(encoding="utf-8"))
     alts = {}
     for cell in nb.cells:
         if cell.cell_type != "code":

@@ -274,7 +274,7 @@ def verdict_for(key: str, metrics: Mapping[str, object], profile: str) -> Verdic
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
     path = figures / notebook / "metrics.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _fmt(s: Mapping[str, float]) -> str:

@@ -80,7 +80,7 @@ def update_readme(readme: Path, table: pd.DataFrame) -> bool:
     between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
     if not readme.exists():
         return False
-    text = _between(readme.read_text(), "<!-- report:start -->", "<!-- report:end -->",
+    text = _between(readme.read_text(encoding="utf-8"), "<!-- report:start -->", "<!-- report:end -->",
                     results_markdown(table, "figures/REPORT.md#claim-{key}"))
     if text is None:
         return False
