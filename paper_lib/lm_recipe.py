@@ -35,7 +35,7 @@ import torch
 import torch.distributed as dist
 
 from .data.corpus import CorpusNeedsNetworkError
-from .data.lm_data import prepare_data
+from .data.lm_data import check_splits, prepare_data
 from .evaluate import evaluate
 from .in_context import in_context_score, induction_score
 from .models.factory import build
@@ -203,6 +203,7 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | 
         losses and scores in nats per token.
     """
     cfg = train_config(kind, s, seed, lr, steps)
+    check_splits(data, cfg.seq_len, ("train", *final_splits, *((eval_split,) if eval_at else ())))  # before training
     model = build_lm(kind, s, data["tokenizer"].get_vocab_size(), seed, predictor)
     if device is not None:
         model = model.to(device)
@@ -328,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     folder are a one-line error; an interrupted run resumes from its checkpoint. ``--no-resume``
     starts over.
 
-    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr.
+    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr (bad
+    settings or input, a diverged run: :class:`~paper_lib.train.Diverged`), 1 a file that could not
+    be written (a full disk). A run whose losses are not all finite is never filed as complete.
     """
     args = parser().parse_args(argv)
     set_threads(args.threads, args.profile)
@@ -337,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CorpusNeedsNetworkError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk (pipeline.atomic.WriteFailed: one line naming it), a read-only folder
+        print(f"error: {err}", file=sys.stderr)
+        return 1
 
 
 def _changed(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -392,6 +398,9 @@ def _run(args: argparse.Namespace) -> int:
         summary = {"model": args.model, "params": r["params"], "train": asdict(r["train"]), "run": run,
                    "final_train_loss": r["final_loss"], "tokens_per_s": r["train_tokens_per_s"],
                    **{f"{s}_loss": r[s]["loss"] for s in ("val", "ood")}, **{f"{s}_ppl": r[s]["ppl"] for s in ("val", "ood")}}
+        bad = [k for k in ("final_train_loss", "val_loss", "ood_loss") if not np.isfinite(summary[k])]
+        if bad:
+            raise ValueError(f"{out}: {', '.join(bad)} not finite ({summary[bad[0]]}); nothing is filed as complete")
         write_json(out / "metrics.json", summary)
         write_text(out / "summary.txt", json.dumps(summary, indent=2, default=str) + "\n")
         print(json.dumps({k: summary[k] for k in ("params", "val_ppl", "ood_ppl", "tokens_per_s")}))

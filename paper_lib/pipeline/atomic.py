@@ -28,19 +28,28 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     ``suffix`` defaults to ``path``'s own suffix, so writers that infer a format from the
     extension (matplotlib, pandas) still work. On an exception the temporary file is removed
     and ``path`` is left as it was.
+
+    Raises:
+        WriteFailed: the disk is full, or the folder read-only (one line naming ``path``, the disk
+            and its free space); other exceptions of the block pass through.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix if suffix is not None else path.suffix,
-                               dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix if suffix is not None else path.suffix,
+                                   dir=path.parent)
+    except OSError as err:
+        raise WriteFailed.of(path, err) from err
     os.close(fd)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if _unwritable(err):
+            raise WriteFailed.of(path, err) from err
         raise
 
 
@@ -98,19 +107,24 @@ def _existing(path: Path) -> Path:
     return path
 
 
+class NotReplaceable(PermissionError):
+    """A folder a run cannot replace (it, or the folder it goes into, is read-only); ``str()`` is one
+    line naming it and the way out."""
+
+
 def check_replaceable(target: str | os.PathLike) -> Path:
     """Check that a run may put a new folder at ``target`` (:func:`fresh_dir`, :func:`replace_dir`):
     the folder above it (or the nearest one that exists) and ``target`` itself, if it exists, are
     writable. Returns the real target (:func:`real_target`). Our design: the paper is silent.
 
     Raises:
-        PermissionError: one line naming the read-only folder and the way out.
+        NotReplaceable: one line naming the read-only folder and the way out (a ``PermissionError``).
     """
     real = real_target(target)
     for folder, what in ((_existing(real.parent), "the folder it goes into"), (real, "the folder itself")):
         if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
-            raise PermissionError(f"cannot replace {target}: {folder} ({what}) is read-only; make it writable "
-                                  f"(chmod -R u+w {folder}) or write elsewhere")
+            raise NotReplaceable(f"cannot replace {target}: {folder} ({what}) is read-only; make it writable "
+                                 f"(chmod -R u+w {folder}) or write elsewhere")
     return real
 
 
@@ -126,14 +140,43 @@ def disk_full(err: BaseException) -> bool:
     """Whether ``err`` says a disk (or quota) is full: ``OSError`` ENOSPC/EDQUOT, or torch's zip
     writer's ``RuntimeError`` for a short write ("unexpected pos", "file write failed")."""
     if isinstance(err, OSError):
-        return err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        return err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # a WriteFailed keeps its cause's
     text = str(err)
     return isinstance(err, RuntimeError) and ("unexpected pos" in text or "file write failed" in text)
+
+
+_UNWRITABLE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EACCES, errno.EPERM, errno.EROFS,
+               errno.EFBIG, errno.EIO)
+
+
+def _unwritable(err: BaseException) -> bool:
+    """Whether ``err`` says a file could not be written: a full disk, no permission, a read-only or broken one."""
+    return disk_full(err) or (isinstance(err, OSError) and not isinstance(err, WriteFailed) and err.errno in _UNWRITABLE)
+
+
+class WriteFailed(OSError):
+    """A file that could not be written; ``str()`` is one line naming it and why (:func:`write_failure`),
+    ``errno`` the cause's (``ENOSPC`` for a full disk, also when torch's writer said it)."""
+
+    def __init__(self, message: str, code: int | None = None, filename: str | None = None):
+        super().__init__(code if code is not None else errno.EIO, message)
+        self.path = filename
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+    @classmethod
+    def of(cls, path: str | os.PathLike, err: BaseException) -> WriteFailed:
+        """The one-line failure to write ``path`` for ``err``."""
+        code = errno.ENOSPC if disk_full(err) else getattr(err, "errno", None)
+        return cls(write_failure(path, err), code, str(path))
 
 
 def write_failure(path: str | os.PathLike, err: BaseException) -> str:
     """Why writing ``path`` failed, in words for one line: the full disk (its mount point and free
     space), or the error's own reason (``Permission denied``, ``Read-only file system``)."""
+    if isinstance(err, WriteFailed):
+        return str(err)
     if disk_full(err):
         mount = mount_point(path)
         try:
@@ -179,7 +222,7 @@ def fresh_dir(target: str | os.PathLike) -> Path:
     Our design: the paper is silent.
 
     Raises:
-        PermissionError: ``target`` cannot be replaced (:func:`check_replaceable`).
+        NotReplaceable: ``target`` cannot be replaced (:func:`check_replaceable`).
     """
     target = check_replaceable(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -202,7 +245,7 @@ def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> Path:
     Returns ``target``.
 
     Raises:
-        PermissionError: ``target`` cannot be replaced (:func:`check_replaceable`), before anything moves.
+        NotReplaceable: ``target`` cannot be replaced (:func:`check_replaceable`), before anything moves.
         OSError: a rename failed; ``new`` and the previous folder are then as they were.
     """
     new, target = Path(new), check_replaceable(target)

@@ -204,17 +204,21 @@ class Attempt:
         """The one line and exit status for ``err``, having kept what the run finished: a signal
         (``128 + signal``), a kernel that never answered (``status``: its exit status), a failed
         write (a full or read-only disk); None for an error that is none of these."""
-        from .atomic import disk_full, mount_point, write_failure
+        from .atomic import NotReplaceable, disk_full, mount_point, write_failure
 
         if isinstance(err, KeyboardInterrupt):
             self.keep()
             sig = signal_of(err)
             return self.stopped(f"interrupted by {signal.Signals(sig).name}"), 128 + sig
         if isinstance(err, OSError):
-            path = Path(err.filename) if getattr(err, "filename", None) else self.running or self.plan.outputs
+            p = self.plan
+            near = {"running": self.running.parent if self.running else p.outputs, "ran": self.stage or p.outputs}
+            path = Path(getattr(err, "path", None) or getattr(err, "filename", None) or near.get(self.phase, p.executed))
+            why = write_failure(path, err) if not isinstance(err, NotReplaceable) else str(err)
             self.keep()
-            fix = f"free space on {mount_point(path)}" if disk_full(err) else "make it writable"
-            return self.stopped(write_failure(path, err)) + f"; {fix} and rerun", 1
+            fix = "" if isinstance(err, NotReplaceable) else \
+                f"; free space on {mount_point(path)} and rerun" if disk_full(err) else "; make it writable and rerun"
+            return self.stopped(why) + fix, 1
         no_cell = self.progress is not None and self.progress.cell is None
         if isinstance(err, RuntimeError) and no_cell and status is not None:
             return kernel_start_failure(self.plan.name, err, status, timeout), 1
