@@ -18,7 +18,7 @@ endif
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all site test-browser test test-fast test-slow bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report site  ## rebuild every notebook's tables and figures, the report and the site, at PROFILE (default cpu)
@@ -69,7 +69,7 @@ build/executed/$(PROFILE)/%.ipynb: | venv
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
 report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.json
-	$(PY) -m paper_lib.pipeline.report --profile $(PROFILE)
+	$(PY) -m paper_lib.claims report --profile $(PROFILE)
 
 # The static site (Jupyter Book 1.x, the `site` extra): docs/ at cpu and paper (served as pages),
 # build/smoke/docs/ at smoke; built beside the old one and swapped in by one rename.
@@ -78,7 +78,7 @@ $(VENV)/.site-extra: $(VENV)/.installed pyproject.toml
 	@touch $@
 
 site: $(EXECUTED) report $(VENV)/.site-extra  ## docs/index.html: the findings, the results table and one page per notebook
-	$(PY) -m paper_lib.pipeline.site --profile $(PROFILE)
+	$(PY) -m paper_lib.claims site --profile $(PROFILE)
 
 # The browser test: Debian's chromium (installed when missing and root; else the test skips in
 # one line) driven by Playwright (the `browser` extra; it downloads no browser of its own).
@@ -110,13 +110,22 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of noteb
 	@$(PY) -m paper_lib.pipeline.lab .
 	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ARGS)
 
-# `make test` runs the two halves side by side (each single-threaded: a smoke notebook's tensors are tiny),
+# `make test` runs its three parts two at a time (each single-threaded: a smoke notebook's tensors are tiny),
 # in Python's UTF-8 mode (the tests' own files; paper_lib names every encoding, tests/test_fault_encodings.py).
-test: | venv  ## unit tests plus every notebook at the smoke profile
-	@$(MAKE) --no-print-directory -j2 test-fast test-slow
+test: | venv  ## unit tests, the kernel tests at two forced CPU dispatch levels, every notebook at the smoke profile
+	@$(MAKE) --no-print-directory -j2 test-fast test-slow test-dispatch
 
 test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
 	OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
+
+# The kernel tests (marker `kernel`) again with torch's CPU dispatch forced down, so that a result that
+# holds on one CPU's kernels only (AVX-512 here, AVX2 or none on the next machine) fails here.
+DISPATCH_LEVELS ?= default avx2
+test-dispatch: | venv  ## the kernel tests with ATEN_CPU_CAPABILITY=default, then =avx2
+	@for level in $(DISPATCH_LEVELS); do \
+	  echo "kernel tests at ATEN_CPU_CAPABILITY=$$level"; \
+	  ATEN_CPU_CAPABILITY=$$level OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m kernel || exit 1; \
+	done
 
 test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
 	OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
 
 from paper_lib.ema import DEFAULT_CHUNK, PAPER_ALPHAS, ema_reference, ema_traces  # noqa: E402
+from paper_lib.pipeline.threads import machine  # noqa: E402
 
 
 def bench(B: int = 8, T: int = 1024, D: int = 768, chunks: tuple[int, ...] = (8, 16, 32, 64), repeats: int = 5,
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     df = bench(args.B, args.T, args.D, tuple(args.chunks), args.repeats, args.ref_repeats)
     df["load_avg"] = load
     params = {**vars(args), "alphas": list(PAPER_ALPHAS), "torch": torch.__version__,
-              "threads": torch.get_num_threads(), "load_avg_before": load, "load_avg_after": round(os.getloadavg()[0], 2)}
+              "threads": torch.get_num_threads(), **machine(), "load_avg_before": load, "load_avg_after": round(os.getloadavg()[0], 2)}
     out = bench_outputs(params, "benchmarks/bench_ema.py")
     path = out.save_data(df, "ema")
     out.finish()  # the new folder replaces the previous run's (figures/bench/ only with PAPER_LIB_PUBLISH=1)

@@ -51,7 +51,7 @@ from bench_throughput import lm_sizes  # noqa: E402
 
 from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENBlock  # noqa: E402
-from paper_lib.pipeline.threads import set_threads  # noqa: E402
+from paper_lib.pipeline.threads import machine, set_threads  # noqa: E402
 
 PATHS = ("unfused", "chunked", "chunked+gemm", "chunked+gemm+ffn", "chunked+gemm+ffn+csr")
 
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     df["step_peak_mib"] = [round(step_peak_mib(k, T, p, args.batch_tokens), 1)
                            for k, T, p in zip(df.model, df.seq_len, df.path, strict=True)]
     df["load_avg"] = load
-    params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,
+    params = {**vars(args), "threads": threads, "torch": torch.__version__, **machine(), "load_avg_before": load,
               "load_avg_after": round(os.getloadavg()[0], 2)}
     out = bench_outputs(params, "benchmarks/bench_levers.py")
     path = out.save_data(df, "levers")

@@ -57,7 +57,10 @@ from paper_lib.experiments import spen_train  # noqa: E402
 from paper_lib.lm_recipe import model_config  # noqa: E402
 from paper_lib.models.factory import build_model  # noqa: E402
 from paper_lib.models.spen import SparseFFN, SPENConfig  # noqa: E402
-from paper_lib.pipeline.threads import set_threads  # noqa: E402
+from paper_lib.pipeline.threads import (
+    machine,  # noqa: E402
+    set_threads,  # noqa: E402
+)
 
 
 def lm_sizes(kind: str, d_model: int, seq_len: int) -> dict:
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     df = add_mfu(df, args.batch_tokens, cpu_gemm_peak(clock=clock))
     df["load_avg"] = load
     ffn["load_avg"] = load
-    params = {**vars(args), "threads": threads, "torch": torch.__version__, "load_avg_before": load,
+    params = {**vars(args), "threads": threads, "torch": torch.__version__, **machine(), "load_avg_before": load,
               "load_avg_after": round(os.getloadavg()[0], 2)}
     out = bench_outputs(params, "benchmarks/bench_throughput.py")
     out.save_data(ffn, "sparse_ffn")

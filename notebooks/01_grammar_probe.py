@@ -43,9 +43,9 @@
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/01_grammar_probe.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}, "grammar": "hard"}
-n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
+n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
@@ -60,6 +60,7 @@ import seaborn as sns
 import torch
 from IPython.display import Markdown, display
 
+from paper_lib.claims.grammar import CLAIMS
 from paper_lib.data.grammar import ROLE_KIND, ROLES, make_split, role_inventory
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.grammar_probe import (
@@ -74,11 +75,9 @@ from paper_lib.experiments.grammar_probe import (
     settings_for,
     summary_table,
 )
-from paper_lib.pipeline.labels import plain
 from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -95,7 +94,7 @@ display(settings_table(settings))
 # embedding depth of its tokens (0 = main clause).
 
 # %%
-train0, test0 = make_split("A", settings.n_train, settings.n_test, settings.seeds[0], grammar_config(settings))
+train0, test0 = make_split("A", settings.data.n_train, settings.data.n_test, settings.seeds[0], grammar_config(settings))
 inventory = role_inventory(train0)
 out.save_table(inventory, "role_inventory")
 tok0 = train0.to_frame()
@@ -180,7 +179,7 @@ plt.show()
 main = settings.spcn.rule
 learned = [(f"spcn_err_{main}", "spcn_level1_floor"), ("spcn_backprop", "spcn_level1_floor")] + [
     (f"spcn_err_{r}_level2", "spcn_err_none_level2") for r in rules if r != "none"]
-any_gain = any(paired_gain(per_seed[a], per_seed[b]) for a, b in learned)  # the rule: pipeline.rules.paired_difference
+any_gain = any(paired_gain(per_seed[a], per_seed[b]) for a, b in learned)  # the rule: claims.grammar.paired_difference
 display(Markdown(
     f"**Floor (no learning):** the probe on level 1's traces of the random word codes reads "
     f"{format_mean_ci(acc['spcn_level1_floor'])}. The paper-style SPCN ({main}) reads {format_mean_ci(acc['spcn_probe'])}: "
@@ -236,7 +235,7 @@ codes_metrics = {"spcn_floor_content_acc_B": codes_seed["codes_floor"].tolist(),
                  "backprop_content_acc_B": codes_seed["codes_backprop"].tolist(),
                  "spcn_category_codes_content_acc_B": codes_seed["codes_category"].tolist(),
                  "backprop_codes_lr_B": [r["codes_B"]["bp_lr"] for r in results.values()]}
-codes_verdict = verdict_for("learning", codes_metrics, profile)
+codes_verdict = CLAIMS.verdict("learning", codes_metrics, profile)
 fig, ax = plt.subplots(figsize=(9, 3.8))
 long = codes_seed.melt(id_vars="seed", value_vars=list(CODE_READOUTS), var_name="key", value_name="accuracy")
 long["codes"] = long.key.map(readout_name)
@@ -266,7 +265,7 @@ display(Markdown(
     f"backprop-learned codes {format_mean_ci(codes_seed['codes_backprop'])} "
     f"({paired_words(codes_seed['codes_backprop'], codes_seed['codes_floor'])}); the category oracle "
     f"{format_mean_ci(codes_seed['codes_category'])}. Verdict of the learning row: **{codes_verdict.holds}** "
-    f"({plain(codes_verdict.reason)})."))
+    f"({CLAIMS.labels.plain(codes_verdict.reason)})."))
 
 # %% [markdown]
 # ## What the traces look like: the "muddy water"
@@ -390,7 +389,7 @@ metric_keys = {"spcn_probe_acc_A": "spcn_probe", "spcn_labelfree_acc_A": "spcn_l
 metrics = {m: per_seed[k].tolist() for m, k in metric_keys.items() if k in per_seed} | codes_metrics
 out.write_metrics(metrics)
 for key in ("within_A", "learning"):  # the verdicts REPORT.md shows, by the same rule
-    display(Markdown(verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])))
+    display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s."))

@@ -36,9 +36,9 @@
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/02_transfer.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
-n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
+n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
@@ -53,6 +53,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 import paper_lib.experiments.transfer_tables as tt
+from paper_lib.claims.grammar import CLAIMS
 from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.agreement_stage import READERS as AGR_READ
@@ -60,7 +61,6 @@ from paper_lib.experiments.agreement_stage import agreement_stage, attractor_acc
 from paper_lib.experiments.transfer import run_seed, settings_for
 from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci as fmt
 
@@ -73,7 +73,7 @@ display(settings_table(settings))
 # ## What Grammar B holds that training never showed
 
 # %%
-tok_b0 = generate("B", settings.n_test_B, settings.seeds[0]).to_frame()
+tok_b0 = generate("B", settings.data.n_test_B, settings.seeds[0]).to_frame()
 unseen = tok_b0.word.isin(content_words("B"))
 display(Markdown(f"In Grammar B, {unseen.mean():.1%} of the tokens are content words never seen in training; the other "
                  f"{1 - unseen.mean():.1%} are the shared function words. {(tok_b0.dep_distance > 0).mean():.1%} of "
@@ -435,7 +435,7 @@ if oracle_runs:
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
 for key in ("transfer_B", "deep", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
-    display(Markdown(verdict_for(key, metrics, profile).markdown(CLAIMS_BY_KEY[key])))
+    display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
 display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "

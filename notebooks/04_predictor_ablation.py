@@ -35,14 +35,14 @@
 # Transformer) beats the paper's readers with confidence intervals apart. Over what the
 # attention readers attend, their sizes, the query's source and the training budget are our
 # design (the paper is silent); the settings live in the `predictor_ablation` section of
-# `paper_lib/pipeline/profiles.py`; the learning rates are those notebook 03's sweep chose.
+# `paper_lib/profile_settings.py`; the learning rates are those notebook 03's sweep chose.
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/04_predictor_ablation.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.pipeline.profiles
+profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, nested as it is, e.g.
                  # {"predictors": ["linear"], "spen": {"alphas": [0.5, 0.05], "n_head": 1}, "train": {"steps": 300}}
-n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
+n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
@@ -58,6 +58,7 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from paper_lib import predictors as ap
+from paper_lib.claims.lm import CLAIMS, clearly_better
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments.predictor_ablation import (
     PAPER_LOSS_NATS,
@@ -72,8 +73,7 @@ from paper_lib.experiments.predictor_ablation import (
 from paper_lib.lm_recipe import lr_for
 from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, summarise, verdict_for
-from paper_lib.pipeline.rules import clearly_better
+from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
@@ -135,14 +135,14 @@ table4 = ablation_table(per_seed, refs)
 out.save_table(table4, "table4_ablation")
 display(table4)
 metrics = ablation_metrics(per_seed, refs)
-verdict = verdict_for("ablation", metrics, profile)
+verdict = CLAIMS.verdict("ablation", metrics, profile)
 names = list(per_seed.model.unique())
 bounded = [n for n in ap.PAPER_PREDICTORS if n in names]
 controls = [n for n in ap.CONTROL_PREDICTORS if n in names]
 loss = {n: mean_ci95(metrics[f"loss_{n}"])["mean"] for n in names}
-same = CLAIMS_BY_KEY["ablation"].rule(summarise(metrics)) if len(bounded) == 3 else None  # (yes|partly|no, reason)
+same = CLAIMS["ablation"].rule(summarise(metrics)) if len(bounded) == 3 else None  # (yes|partly|no, reason)
 display(Markdown(
-    verdict.markdown(CLAIMS_BY_KEY["ablation"])
+    CLAIMS.markdown("ablation", metrics, profile)
     + (f" The Transformer's induction score (loss on the first minus the second copy of repeated random tokens; the "
        f"report decides this row only from 1 nat, when the Transformer has learned to copy from its context): "
        f"{format_mean_ci(metrics['induction_transformer'])} nats." if "induction_transformer" in metrics else "")
@@ -150,7 +150,7 @@ display(Markdown(
     f"{format_mean_ci(metrics['min_past_unigram_nats'], 2)} nats below the unigram line (target: 1.0). "
     f"Mean ± 95% CI over {len(SEEDS)} seed(s), held-out loss in nats per token. "
     f"**The paper's three readers** reach {', '.join(f'{n} {loss[n]:.3f}' for n in bounded)} nats: "
-    + (f"{same[1]} of the mean losses, so by the report's rule ({CLAIMS_BY_KEY['ablation'].rule.__doc__}) "
+    + (f"{same[1]} of the mean losses, so by the report's rule ({CLAIMS['ablation'].rule.__doc__}) "
        f"\"the same loss\" holds: **{same[0]}** " if same else "fewer than three of them ran ")
     + f"(the paper: identical, {PAPER_LOSS_NATS:.2f} nats). "
     f"Our absolute losses are not comparable with the paper's {PAPER_LOSS_NATS:.2f} nats: our models are about "

@@ -54,36 +54,34 @@
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/05_associative_recall.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section associative_recall
+profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.profile_settings, section associative_recall
 overrides = {}   # any setting of paper_lib.experiments.associative_recall.Settings, e.g. {"seeds": [0, 1, 2, 3]}
-n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default); each training worker uses 1
+# No n_threads: every job runs on one thread by design (`workers` of them at a time), so no result
+# depends on a thread count; this process only gathers their rows.
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
-from paper_lib.pipeline.threads import set_threads
+from paper_lib.pipeline.threads import JOB_THREADS, set_threads
 
-n_threads = set_threads(n_threads, profile)
+set_threads(JOB_THREADS)  # one thread here too: every model trains in a job of one thread (`workers` at a time)
 import textwrap
 import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
+from paper_lib.claims.recall import CLAIMS, RECALL_SOLVED, recall_solved
 from paper_lib.experiments import associative_recall as ar
 from paper_lib.experiments import recall_tables as rt
 from paper_lib.pipeline.plots import clipped_yerr, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
-from paper_lib.pipeline.rules import RECALL_SOLVED, recall_solved
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 t_start = time.perf_counter()
-torch.set_num_threads(1)  # parallelism comes from `workers` training processes (one thread each)
 settings = ar.settings_for(profile, overrides)
 S = settings
 out = Outputs("05_associative_recall", profile, as_dict(settings), S.seeds)
@@ -458,7 +456,7 @@ for m in S.distance_models:
     mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
     ax.errorbar(mean.index, mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt=style(m) + "o", ms=3,
                 capsize=2, color=palette.get(m), label=m)  # an accuracy: its CI drawn inside [0, 1]
-for a in S.alphas:
+for a in S.spen.alphas:
     mark_paper(ax, 1 / a, f"1/alpha = {1 / a:g}", axis="x")
 ax.axhline(d_chance, color="0.5", lw=1.5, label=f"keys-ignored baseline {d_chance:.2f}")
 ax.set(xscale="log", ylim=(0, 1.02), xlabel="key-query distance (tokens, bin centre)", ylabel="query accuracy (test)",
@@ -488,7 +486,7 @@ display(Markdown(rt.distance_paragraph(by_distance, S, d_chance)))
 # ## Metrics and the two verdicts
 # Two report rows: "Attention recalls what SPEN's compressed state does not" (SPEN against the
 # Transformer) and "The loss is the fixed traces' own" (SPEN against the oracle and the GRU of
-# equal state). Both rules live in `paper_lib/pipeline/rules/`.
+# equal state). Both rules live in `paper_lib/claims/recall.py`.
 
 # %%
 path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.items()})
@@ -499,5 +497,4 @@ display(Markdown(
        f"**below {RECALL_SOLVED:g}: the recipe does not let the positive control solve the task, so this run is not "
        "informative about SPEN** (the report says so). ")
     + f"The notebook took {time.perf_counter() - t_start:.0f} s.\n\n"
-    + verdict_for("recall", metrics, profile).markdown(CLAIMS_BY_KEY["recall"]) + "\n\n"
-    + verdict_for("recall_attribution", metrics, profile).markdown(CLAIMS_BY_KEY["recall_attribution"])))
+    + CLAIMS.markdown("recall", metrics, profile) + "\n\n" + CLAIMS.markdown("recall_attribution", metrics, profile)))

@@ -58,35 +58,34 @@
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/06_boundary_map.py (`make lab`); a change here is the new default, to commit.
-profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.pipeline.profiles, section boundary_map
+profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.profile_settings, section boundary_map
 overrides = {}   # any setting of paper_lib.experiments.boundary_map.Settings, e.g. {"depths": [4, 8, 16, 32]}
-n_threads = None   # CPU threads of this process (None: paper_lib.pipeline.threads' default)
+# No n_threads: every job runs on one thread by design (`workers` of them at a time), so no result
+# depends on a thread count; this process only gathers their rows.
 
 # %%
 from paper_lib.pipeline.params import check_parameters; check_parameters(globals())  # noqa: E702, I001
-from paper_lib.pipeline.threads import set_threads
+from paper_lib.pipeline.threads import JOB_THREADS, set_threads
 
-n_threads = set_threads(n_threads, profile)
+set_threads(JOB_THREADS)  # one thread here too: every job trains or probes on one thread (`workers` at a time)
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import torch
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
+from paper_lib.claims.boundary import CLAIMS
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.models.depth_probe import INPUT_DEPENDENT_ARMS, LEARNED_ARMS
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, verdict_for
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 
 t_start = time.perf_counter()
-torch.set_num_threads(1)
 settings = bm.settings_for(profile, overrides)
 S = settings
 out = Outputs("06_boundary_map", profile, as_dict(settings), S.seeds)
@@ -330,8 +329,7 @@ path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.ite
 display(Markdown(
     f"Wrote `{path.relative_to(out.root)}` ({len(metrics)} metrics). The notebook took "
     f"{time.perf_counter() - t_start:.0f} s.\n\n"
-    + verdict_for("time_map", metrics, profile).markdown(CLAIMS_BY_KEY["time_map"]) + "\n\n"
-    + verdict_for("depth_map", metrics, profile).markdown(CLAIMS_BY_KEY["depth_map"])))
+    + CLAIMS.markdown("time_map", metrics, profile) + "\n\n" + CLAIMS.markdown("depth_map", metrics, profile)))
 # Which learned arm carries the depth row, and is its selection input-dependent? (The paper's wording is
 # "only learned, *input-dependent* selection avoids dilution"; the row's rule asks for a learned arm.)
 L = max(S.depths)

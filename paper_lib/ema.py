@@ -36,6 +36,7 @@ only ``x_{<t}`` (what a next-token predictor may read).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from typing import Sequence
 
@@ -46,27 +47,38 @@ from torch import Tensor, nn
 # the selective EMA of the ``selective`` control reader: in its own module (length), importable from here
 from .ema_selective import SELECTIVE_CHUNK, SELECTIVE_MAX_RATE, selective_scan, selective_scan_reference  # noqa: F401
 from .nonfinite import _all_finite, _split_finite
+from .pipeline.settings import bounds, check_value, setting
 
 PAPER_ALPHAS: tuple[float, ...] = (0.5, 0.1, 0.02)
 """The three rates of the paper's SPEN (fast, medium, slow), the paper's Experiment 2."""
 
 DEFAULT_CHUNK = 32
 
+ALPHA_RANGE: dict = {"low": 0.0, "high": 1.0, "low_open": True, "nonempty": True}
+"""An EMA rate alpha lies in (0, 1] (1 keeps only the newest input; 0 would never change), and a
+bank has at least one: the one statement of the rule, for every settings field of rates
+(:func:`rates_setting`) and every check of rates given to a function (:func:`check_alphas`)."""
 
-def check_alphas(alphas: Sequence[float] | Tensor) -> Tensor:
-    """Return ``alphas`` as a 1-D float64 tensor, or raise if any lies outside (0, 1].
+
+def rates_setting(default=PAPER_ALPHAS, *, default_factory=dataclasses.MISSING):
+    """A dataclass field of EMA rates (a list, or a mapping name -> list), range-checked wherever
+    settings are checked (:func:`paper_lib.pipeline.settings.setting` with :data:`ALPHA_RANGE`)."""
+    return setting(default, default_factory=default_factory, **ALPHA_RANGE)
+
+
+def check_alphas(alphas: Sequence[float] | Tensor, where: str = "") -> Tensor:
+    """Return ``alphas`` as a 1-D float64 tensor, or raise if any lies outside (0, 1] (:data:`ALPHA_RANGE`).
 
     Raises:
-        ValueError: empty, not 1-D, or a value outside (0, 1] (NaN included).
+        ValueError: one line, ``<where>.alphas=[...]: ...``: empty, not 1-D, or a value outside
+            (0, 1] (NaN included).
     """
     a = torch.as_tensor(alphas, dtype=torch.float64).detach().cpu()
     if a.ndim == 0:
         a = a.reshape(1)
-    if a.ndim != 1 or a.numel() == 0:
-        raise ValueError(f"alphas must be a non-empty 1-D sequence, got shape {tuple(a.shape)}")
-    bad = [float(v) for v in a if not (0.0 < float(v) <= 1.0)]
-    if bad:
-        raise ValueError(f"alpha must lie in (0, 1], got {bad[0]!r} (alphas={a.tolist()})")
+    if a.ndim != 1:
+        raise ValueError(f"alphas must be a 1-D sequence of rates, got shape {tuple(a.shape)}")
+    check_value("alphas", tuple[float, ...], a.tolist(), where, bounds(**ALPHA_RANGE))
     return a
 
 

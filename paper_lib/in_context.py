@@ -11,6 +11,8 @@ induction heads"; the paper is silent):
   quarter of positions minus the last quarter: how much later tokens gain from a longer context.
 
 :func:`loss_by_position` gives the profile behind the second (the notebook's "where the gap lives").
+:func:`repeated_span_stream` is a training stream for the first: spans of uniform random tokens,
+each followed by itself, between segments of text.
 """
 from __future__ import annotations
 
@@ -56,6 +58,51 @@ def induction_score(model: nn.Module, vocab_size: int, length: int, n_seqs: int 
     first = float(nll[:, :length - 1].mean())                             # targets 1..L-1 (first copy)
     second = float(nll[:, length:].mean())                                # targets L+1..2L-1 (second copy)
     return {"first_loss": first, "second_loss": second, "induction_score": first - second}
+
+
+def repeated_span_stream(text: np.ndarray, vocab_size: int, n_tokens: int, span_share: float = 1.0,
+                         span_len: tuple[int, int] = (16, 64), seed: int = 0, low: int = 1) -> np.ndarray:
+    """A token stream of ``n_tokens`` in which about ``span_share`` of the tokens belong to repeated random
+    spans: a span of ``span_len[0]..span_len[1]`` tokens drawn uniformly from ``[low, vocab_size)``,
+    then the same span again, then (with ``span_share`` < 1) a segment of ``text`` in its order, long
+    enough that the spans hold ``span_share`` of the tokens on average. Half of the span tokens (each
+    second copy) can be predicted only by copying from the context, so a model trained on it is paid
+    for in-context copying (:func:`induction_score`'s test, at the same lengths). Deterministic in
+    ``seed`` (``numpy.random.default_rng``). Our design (Olsson et al. 2022's repeated random tokens
+    as training data; the paper is silent).
+
+    Args:
+        text: ``(N,)`` token ids (any integer dtype; the stream keeps it), read from the start and
+            wrapped around; unused when ``span_share`` is 1.
+        vocab_size: tokens. n_tokens: length of the stream. span_share: in ``(0, 1]``.
+
+    Raises:
+        ValueError: ``span_share`` outside ``(0, 1]``, ``span_len`` not ``2 <= lo <= hi``, ``low`` not
+            below ``vocab_size``, ``n_tokens`` < 1, or empty ``text`` with ``span_share`` < 1.
+    """
+    lo, hi = span_len
+    if not 0 < span_share <= 1:
+        raise ValueError(f"span_share must lie in (0, 1], got {span_share}")
+    if not 2 <= lo <= hi:
+        raise ValueError(f"span_len must be (lo, hi) with 2 <= lo <= hi, got {tuple(span_len)}")
+    if not 0 <= low < vocab_size or n_tokens < 1:
+        raise ValueError(f"need 0 <= low < vocab_size and n_tokens >= 1, got low={low}, vocab_size={vocab_size}, "
+                         f"n_tokens={n_tokens}")
+    text = np.asarray(text)
+    if span_share < 1 and text.size == 0:
+        raise ValueError("text is empty: a stream with span_share < 1 needs text between the spans")
+    rng = np.random.default_rng(seed)
+    gap = (1 - span_share) / span_share * (lo + hi)                 # mean text tokens per repeated span
+    parts, n, at = [], 0, 0
+    while n < n_tokens:
+        span = rng.integers(low, vocab_size, size=int(rng.integers(lo, hi + 1)))
+        m = int(rng.poisson(gap)) if span_share < 1 else 0
+        seg = text[(at + np.arange(m)) % text.size] if m else text[:0]
+        at += m
+        parts += [span, span, seg]
+        n += 2 * span.size + m
+    dtype = text.dtype if text.size else np.min_scalar_type(vocab_size - 1)
+    return np.concatenate(parts)[:n_tokens].astype(dtype)
 
 
 def _by_position(token_loss: np.ndarray, seq_len: int) -> np.ndarray:

@@ -3,18 +3,17 @@
 Notebooks 03 and 04 and ``python -m paper_lib.lm_recipe`` train their language models through
 this module and nothing else (our design: the paper gives no training recipe):
 
-- :class:`LMSettings`, typed and nested as notebooks 01/02's settings are: ``data``
-  (:class:`LMData`: corpora, character limits, dev split, tokenizer, vocabulary), ``spen``
-  (:class:`~paper_lib.models.spen.SPENConfig`), ``transformer``
-  (:class:`~paper_lib.models.transformer.TransformerConfig`), ``train``
-  (:class:`~paper_lib.train.TrainConfig`), the Transformer's learning rate, the evaluation
-  budget and the seeds. A reader reaches every field: ``{"spen": {"alphas": [0.5, 0.05]}}``,
-  ``{"train": {"lr": 1e-3}}``, ``{"transformer": {"n_head": 4}}``.
+- :class:`LMSettings`, typed and nested as notebooks 01/02's settings are: ``data`` (:class:`LMData`:
+  corpora, character limits, dev split, tokenizer, vocabulary), ``spen`` (:class:`~paper_lib.models.spen.SPENConfig`),
+  ``transformer`` (:class:`~paper_lib.models.transformer.TransformerConfig`), ``train``
+  (:class:`~paper_lib.train.TrainConfig`), the Transformer's learning rate, the evaluation budget and the
+  seeds. A reader reaches every field: ``{"spen": {"alphas": [0.5, 0.05]}}``, ``{"train": {"lr": 1e-3}}``,
+  ``{"transformer": {"n_head": 4}}``.
 - :func:`configure_lm` applies a profile and a reader's overrides and checks that the two models
   are matched (same ``n_layer``, ``d_model``, ``block_size``; both take ``data.vocab_size``).
-- :func:`lr_for` is the one place that decides each model's learning rate, :func:`train_config`
-  the one place that makes a run's :class:`~paper_lib.train.TrainConfig`, :func:`run_lm` the one
-  function that trains and evaluates one model.
+- :func:`lr_for` is the one place that decides each model's learning rate, :func:`train_config` the one
+  place that makes a run's :class:`~paper_lib.train.TrainConfig`, :func:`run_lm` the one function that
+  trains and evaluates one model (its splits checked first), measuring what its :class:`Evaluation` names.
 - :func:`main` is the command line (torchrun-aware; see its docstring).
 
 Layering: ``experiments`` -> ``lm_recipe`` -> ``train``, ``evaluate``, ``models``, ``data``.
@@ -48,6 +47,7 @@ from .pipeline.settings import check_seeds, configure, setting
 from .pipeline.threads import set_threads
 from .predictors import PREDICTORS
 from .probes import layer_identity
+from .profile_settings import PROFILE_SETTINGS
 from .train import TrainConfig, rank_and_world, train
 
 MODELS: tuple[str, ...] = ("spen", "transformer")
@@ -117,7 +117,7 @@ def configure_lm(default: LMSettings, section: str, profile: str, overrides: Map
         group, name = key.split(".")
         if isinstance((overrides or {}).get(group), Mapping) and name in overrides[group]:
             raise ValueError(f"{section}.{key} is not a setting of its own; set {use}")
-    s = check_seeds(configure(default, section, profile, overrides))
+    s = check_seeds(configure(default, section, profile, overrides, PROFILE_SETTINGS))
     v = s.data.vocab_size
     s = replace(s, spen=replace(s.spen, vocab_size=v), transformer=replace(s.transformer, vocab_size=v))
     for name in MATCHED:
@@ -147,9 +147,8 @@ def lr_for(kind: str, s: LMSettings) -> float:
 
 
 def train_config(kind: str, s: LMSettings, seed: int, lr: float | None = None, steps: int | None = None) -> TrainConfig:
-    """The :class:`TrainConfig` of one run: ``s.train`` with ``seed``, the model's learning rate
-    (:func:`lr_for`, or ``lr``) and, for a shorter run (``steps``, the sweep), warmup scaled to
-    at most a tenth of it (at least 1 step)."""
+    """The :class:`TrainConfig` of one run: ``s.train`` with ``seed``, the model's learning rate (:func:`lr_for`,
+    or ``lr``) and, for a shorter run (``steps``, the sweep), warmup scaled to at most a tenth of it (>= 1 step)."""
     cfg = replace(s.train, seed=seed, lr=lr_for(kind, s) if lr is None else lr)
     if steps is not None:
         cfg = replace(cfg, steps=steps, warmup_steps=max(1, min(s.train.warmup_steps, steps // 10)))
@@ -178,62 +177,77 @@ def build_lm(kind: str, s: LMSettings, vocab_size: int | None = None, seed: int 
     return build(model_config(kind, s, vocab_size, predictor, block_size), seed=seed)
 
 
-def run_lm(kind: str, s: LMSettings, data: dict, seed: int, *, predictor: str | None = None, lr: float | None = None,
-           steps: int | None = None, eval_at=(), eval_split: str = "val", final_splits=("val", "ood"),
-           out_dir: str | Path | None = None, resume: bool = True, device=None, progress: bool = True,
-           desc: str | None = None, induction_len: int | None = None, layer_probe: str | None = None) -> dict:
+@dataclass(frozen=True)
+class Evaluation:
+    """What one run of :func:`run_lm` measures besides training (our design: the paper is silent).
+
+    Attributes:
+        at: steps at which the loss on ``data[split]`` is measured during training (a
+            token-scaling curve).
+        split: the text those measurements, the in-context scores and the layer probe read.
+        final_splits: texts evaluated after training (on rank 0 only under torchrun).
+        induction: also the in-context scores (:mod:`paper_lib.in_context`), at every ``at`` step
+            and after training: the induction score on :func:`induction_length` random tokens
+            repeated, and the early-minus-late score of ``split``.
+        layer_probe: after training, :func:`probe_layers` on ``split``'s windows (``"layers"``).
+    """
+
+    at: tuple[int, ...] = ()
+    split: str = "val"
+    final_splits: tuple[str, ...] = ("val", "ood")
+    induction: bool = False
+    layer_probe: bool = False
+
+
+def run_lm(kind: str, s: LMSettings, data: dict, seed: int, evaluation: Evaluation = Evaluation(), *,
+           predictor: str | None = None, lr: float | None = None, steps: int | None = None,
+           out_dir: str | Path | None = None, resume: bool = True, device=None, progress: bool = True) -> dict:
     """Train one model of the recipe on ``data["train"]`` and evaluate it (the one run function).
 
     Args:
         kind: ``"spen"`` or ``"transformer"``; ``predictor``: SPEN's reader (default ``s.spen.predictor``).
+        evaluation: what is measured (:class:`Evaluation`).
         lr, steps: a short run's rate and length (the sweep; :func:`train_config`).
-        eval_at: steps at which the loss on ``data[eval_split]`` is measured during training
-            (a token-scaling curve).
-        final_splits: texts evaluated after training (on rank 0 only under torchrun).
-        out_dir, resume: checkpoints and log (:func:`paper_lib.train.train`).
-        induction_len: with a length, the in-context scores (:mod:`paper_lib.in_context`) are
-            measured at every ``eval_at`` step and after training: the induction score on
-            ``induction_len`` random tokens repeated, and the early-minus-late score of ``eval_split``.
-        layer_probe: a split whose windows :func:`probe_layers` reads after training (``"layers"``).
+        out_dir, resume: checkpoints and log (:func:`paper_lib.train.train`); ``progress``: its bar.
 
     Returns:
         ``{"model", "seed", "lr", "params", "history" (DataFrame), "train_tokens_per_s", "final_loss",
         "scaling": [{"step", "tokens", "val_loss"(, "induction_score", "in_context_score")}],
-        <split>: evaluate(...) for each final split(, "induction": induction_score(...), "in_context": float)}``;
-        losses and scores in nats per token.
+        <split>: evaluate(...) for each final split(, "induction": induction_score(...), "in_context": float)
+        (, "layers": probe_layers(...))}``; losses and scores in nats per token.
     """
-    cfg = train_config(kind, s, seed, lr, steps)
-    check_splits(data, cfg.seq_len, ("train", *final_splits, *((eval_split,) if eval_at else ())))  # before training
-    model = build_lm(kind, s, data["tokenizer"].get_vocab_size(), seed, predictor)
+    cfg, vocab, e = train_config(kind, s, seed, lr, steps), data["tokenizer"].get_vocab_size(), evaluation
+    check_splits(data, cfg.seq_len, ("train", *e.final_splits, *((e.split,) if e.at or e.layer_probe else ())))
+    model = build_lm(kind, s, vocab, seed, predictor)
     if device is not None:
         model = model.to(device)
-    points, marks, last, copies = [], set(eval_at), {}, {}         # copies: step -> induction_score(...)
-    vocab = data["tokenizer"].get_vocab_size()
+    marks = set(e.at)
+    points, last, copies = [], {}, {}                               # copies: step -> induction_score(...)
+    induction_len = induction_length(s) if e.induction else None
 
     def on_step(done: int) -> None:
         if done in marks:
-            last[done] = evaluate(model, data[eval_split], cfg.seq_len, max_tokens=s.eval_tokens)
+            last[done] = evaluate(model, data[e.split], cfg.seq_len, max_tokens=s.eval_tokens)
             points.append({"step": done, "tokens": done * cfg.batch_size * cfg.seq_len, "val_loss": last[done]["loss"]})
             if induction_len:
                 copies[done] = induction_score(model, vocab, induction_len)
                 points[-1].update(induction_score=copies[done]["induction_score"],
                                   in_context_score=in_context_score(last[done]["token_loss"], cfg.seq_len))
 
-    name = predictor or kind
     res = train(model, data["train"], cfg, out_dir=out_dir, resume=resume, progress=progress,
-                desc=desc or f"{name} lr {cfg.lr:g} seed {seed}", on_step=on_step if marks else None)
+                desc=f"{predictor or kind} lr {cfg.lr:g} seed {seed}", on_step=on_step if marks else None)
     out = {"model": kind, "seed": seed, "lr": cfg.lr, "params": count_params(model), "history": res.history,
            "train_tokens_per_s": res.tokens_per_s, "final_loss": res.final_loss, "scaling": points, "train": cfg}
     if rank_and_world()[0] == 0:
-        for split in final_splits:
-            reuse = split == eval_split and cfg.steps in last          # measured at the last step already
+        for split in e.final_splits:
+            reuse = split == e.split and cfg.steps in last          # measured at the last step already
             out[split] = last[cfg.steps] if reuse else evaluate(model, data[split], cfg.seq_len, max_tokens=s.eval_tokens)
         if induction_len:                                            # measured at the last step already, or now
             out["induction"] = copies.get(cfg.steps) or induction_score(model, vocab, induction_len)
-            if eval_split in out:
-                out["in_context"] = in_context_score(out[eval_split]["token_loss"], cfg.seq_len)
-        if layer_probe:
-            out["layers"] = probe_layers(model, data[layer_probe], cfg.seq_len)
+            if e.split in out:
+                out["in_context"] = in_context_score(out[e.split]["token_loss"], cfg.seq_len)
+        if e.layer_probe:
+            out["layers"] = probe_layers(model, data[e.split], cfg.seq_len)
     return out
 
 
@@ -260,7 +274,7 @@ def probe_layers(model, ids, seq_len: int, n_train: int = 32, n_test: int = 16) 
 # --------------------------------------------------------------------------- the command line
 
 def recipe_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> LMSettings:
-    """The recipe at ``profile`` (the ``lm`` section of :mod:`paper_lib.pipeline.profiles`), for the command line."""
+    """The recipe at ``profile`` (the ``lm`` section of :mod:`paper_lib.profile_settings`), for the command line."""
     return configure_lm(LMSettings(), "lm", profile, overrides)
 
 
@@ -329,20 +343,16 @@ def main(argv: list[str] | None = None) -> int:
     folder are a one-line error; an interrupted run resumes from its checkpoint. ``--no-resume``
     starts over.
 
-    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr (bad
-    settings or input, a diverged run: :class:`~paper_lib.train.Diverged`), 1 a file that could not
-    be written (a full disk). A run whose losses are not all finite is never filed as complete.
+    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr (bad input, a
+    diverged run: never filed as complete), 1 a file that could not be written (a full disk).
     """
     args = parser().parse_args(argv)
     set_threads(args.threads, args.profile)
     try:
         return _run(args)
-    except (CorpusNeedsNetworkError, ValueError, FileNotFoundError) as err:
+    except (CorpusNeedsNetworkError, ValueError, OSError) as err:  # OSError: a full disk (one line: WriteFailed)
         print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # a full disk (pipeline.atomic.WriteFailed: one line naming it), a read-only folder
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        return 1 if isinstance(err, OSError) and not isinstance(err, FileNotFoundError) else 2
 
 
 def _changed(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -368,9 +378,8 @@ def _already_complete(out: Path, run: dict, no_resume: bool) -> bool:
             for name in ("metrics.json", "summary.txt"):
                 (out / name).unlink(missing_ok=True)
         return False
-    if not (out / "metrics.json").exists():
-        return False
-    recorded = json.loads((out / "metrics.json").read_text(encoding="utf-8")).get("run")
+    metrics = out / "metrics.json"
+    recorded = json.loads(metrics.read_text(encoding="utf-8")).get("run") if metrics.exists() else None
     if recorded is not None and recorded != run:
         raise ValueError(f"{out} holds a finished run with other settings ({', '.join(_changed(recorded, run))}); "
                          "choose another --out, or --no-resume to replace it")
@@ -392,14 +401,12 @@ def _run(args: argparse.Namespace) -> int:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     data = prepare_data(settings.data)
-    r = run_lm(args.model, settings, data, args.seed, out_dir=out, resume=not args.no_resume, device=device,
-               desc=args.model)
+    r = run_lm(args.model, settings, data, args.seed, out_dir=out, resume=not args.no_resume, device=device)
     if rank == 0:
         summary = {"model": args.model, "params": r["params"], "train": asdict(r["train"]), "run": run,
                    "final_train_loss": r["final_loss"], "tokens_per_s": r["train_tokens_per_s"],
                    **{f"{s}_loss": r[s]["loss"] for s in ("val", "ood")}, **{f"{s}_ppl": r[s]["ppl"] for s in ("val", "ood")}}
-        bad = [k for k in ("final_train_loss", "val_loss", "ood_loss") if not np.isfinite(summary[k])]
-        if bad:
+        if bad := [k for k in ("final_train_loss", "val_loss", "ood_loss") if not np.isfinite(summary[k])]:
             raise ValueError(f"{out}: {', '.join(bad)} not finite ({summary[bad[0]]}); nothing is filed as complete")
         write_json(out / "metrics.json", summary)
         write_text(out / "summary.txt", json.dumps(summary, indent=2, default=str) + "\n")

@@ -66,7 +66,7 @@ class OracleConfig:
     warmup_steps: int = setting(30, low=0)             # steps
 
     def __post_init__(self):
-        check_alphas(self.alphas)
+        check_alphas(self.alphas, "OracleConfig")
 
 
 def fixed_embeddings(vocab_size: int, d_model: int, seed: int) -> Tensor:

@@ -25,6 +25,8 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from .ema import check_alphas
+
 MAPPINGS: tuple[str, ...] = ("majority", "hungarian")
 
 
@@ -269,9 +271,9 @@ def trace_lag_weights(alphas: Sequence[float], n: int) -> np.ndarray:
     Raises:
         ValueError: an alpha outside (0, 1] or ``n`` < 1.
     """
-    a = np.asarray(alphas, dtype=float)
-    if a.ndim != 1 or a.size == 0 or np.any((a <= 0) | (a > 1)) or n < 1:
-        raise ValueError(f"alphas must lie in (0, 1] and n >= 1, got {list(a)}, n={n}")
+    a = check_alphas(alphas).numpy()
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got n={n}")
     return a[:, None] * (1 - a[:, None]) ** np.arange(n)[None, :]
 
 

@@ -19,6 +19,8 @@ from paper_lib.experiments.predictor_ablation import (
 from paper_lib.models.spen import SPEN, SPENConfig
 from paper_lib.predictors import PREDICTORS, build_predictor, check_predictor_causal
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 CFG = SPENConfig(vocab_size=97, n_layer=2, d_model=32, d_bottleneck=16, d_ff=64, n_head=2)
 
 
@@ -158,3 +160,19 @@ def test_ablation_metrics_gap_closed():
     m = ablation_metrics(worse)  # a Transformer worse than SPEN: no gap to close, no gap_closed_*
     assert m["gap_transformer_nats"] == pytest.approx([-0.5, -0.4])
     assert not any(k.startswith("gap_closed_") for k in m)
+
+
+def test_the_groups_and_the_claims_come_from_each_predictors_facts():
+    """A predictor's facts live on its class; the groups, notebook 04's table, the report's bounded
+    and unbounded readers and their labels all derive from them (a new predictor: one file)."""
+    from paper_lib.claims.lm import BOUNDED, METRICS, PAPER, UNBOUNDED
+
+    assert ap.PAPER_PREDICTORS == tuple(sorted(n for n, c in PREDICTORS.items() if c.paper))
+    assert ap.CONTROL_PREDICTORS == ("history_attention", "selective", "token_attention")
+    assert ap.BOUNDED_PREDICTORS == ap.PAPER_PREDICTORS and set(ap.ABLATION_PREDICTORS) == set(PREDICTORS)
+    assert all(c.label and c.sees for c in PREDICTORS.values()) and ap.SEES["linear"] == PREDICTORS["linear"].sees
+    assert PAPER == BOUNDED == ("loss_linear", "loss_linear_attention", "loss_softmax_attention")
+    assert UNBOUNDED == ("loss_history_attention", "loss_selective", "loss_token_attention", "loss_transformer")
+    assert METRICS["04_predictor_ablation"]["loss_selective"] == "selective EMA (nats)"
+    assert [PREDICTORS[n].added_state(CFG, 10, d_state=7) for n in ap.ABLATION_PREDICTORS] == [0, 0, 0, 640, 7, 640]
+    assert PREDICTORS["selective"].added_state(CFG, 10) == build_predictor("selective", CFG).d_state

@@ -231,3 +231,14 @@ def test_capacity_is_the_largest_n_recalled_per_state():
 def test_counts_below_one_are_refused_before_anything_runs(key, value):
     with pytest.raises(ValueError, match=rf"^associative_recall\.{key}={value!r}: must be an integer >= 1$"):
         ar.settings_for("smoke", {key: value})
+
+
+def test_the_state_budget_comes_from_the_readers_facts():
+    """Numbers of state per sequence at the cpu sizes (2 blocks, width 64, 3 rates, 24 tokens):
+    the fixed traces, plus what each reader keeps beside them (its ``added_state``)."""
+    s = ar.settings_for("cpu")
+    sizes = {m: ar.state_size(m, s) for m in ("spen_linear", "spen_selective", "spen_token_attention",
+                                              "spen_history_attention", "transformer", "gru", "oracle")}
+    assert sizes == {"spen_linear": 384, "spen_selective": 768, "spen_token_attention": 6528,
+                     "spen_history_attention": 6528, "transformer": 6144, "gru": 384, "oracle": 192}
+    assert ar.settings_for("paper").models == ar.MODELS                       # (): every model there is

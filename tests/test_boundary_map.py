@@ -10,11 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from paper_lib.claims.boundary import CLAIMS, depth_dilution, depth_learnable, structure_outlives_identity
+from paper_lib.claims.grammar import CLAIMS as GRAMMAR
 from paper_lib.ema import ema_traces
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, decide, summarise
-from paper_lib.pipeline.rules import depth_dilution, depth_learnable, structure_outlives_identity
+from paper_lib.pipeline.report import decide, summarise
 from paper_lib.probes import lag_decodability, matched_filter_identity_accuracy, trace_lag_weights
 
 
@@ -157,30 +158,30 @@ def test_depth_rule_and_its_control():
 
 def test_report_rows_decide_from_notebook_metrics():
     m = _depth((1, .2), (1, .1), (1, .95), (1, .2), (1, .5), (1, .2))
-    assert decide(CLAIMS_BY_KEY["depth_map"], m, "cpu").holds == "yes"
+    assert decide(CLAIMS["depth_map"], m, "cpu").holds == "yes"
     t = summarise({"time_identity_bank": [0.03, 0.04, 0.05], "time_structure_bank": [0.3, 0.31, 0.29],
                    "time_identity_gru": [0.2, 0.2], "time_structure_gru": [0.9, 0.9], "time_identity_gru_easy": [0.2, 0.3]})
-    assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "not informative at this budget"
+    assert decide(CLAIMS["time_map"], t, "cpu").holds == "not informative at this budget"
     t["time_identity_gru_easy"] = {"mean": 0.99, "ci95": 0.0, "n": 2}
-    no_oracle = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")
+    no_oracle = decide(CLAIMS["time_map"], t, "cpu")
     assert no_oracle.holds == "not informative at this budget" and "no time_identity_oracle" in no_oracle.reason
     t["time_identity_oracle"] = {"mean": 0.9, "ci95": 0.0, "n": 2}      # even a lower bound above 0.1 decides
-    assert "the oracle of the fixed traces reads identity" in decide(CLAIMS_BY_KEY["time_map"], t, "cpu").reason
+    assert "the oracle of the fixed traces reads identity" in decide(CLAIMS["time_map"], t, "cpu").reason
     t["time_identity_oracle"] = {"mean": 0.05, "ci95": 0.0, "n": 2}
     t["time_oracle_converged"] = {"mean": 0.5, "ci95": 1.0, "n": 2}
-    cut_short = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")           # below 0.1 but cut short: a lower bound
+    cut_short = decide(CLAIMS["time_map"], t, "cpu")           # below 0.1 but cut short: a lower bound
     assert cut_short.holds == "not informative at this budget" and "still improving at its last step in 1 of 2" in cut_short.reason
     t["time_oracle_converged"] = {"mean": 1.0, "ci95": 0.0, "n": 2}
-    assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "yes"
+    assert decide(CLAIMS["time_map"], t, "cpu").holds == "yes"
     t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.022, "n": 3}  # the cpu run of f182ae8: mean under 0.1,
-    fragile = decide(CLAIMS_BY_KEY["time_map"], t, "cpu")              # its upper CI 0.107 is not
+    fragile = decide(CLAIMS["time_map"], t, "cpu")              # its upper CI 0.107 is not
     assert fragile.holds == "not informative at this budget" and "upper 95% CI 0.107 >= 0.1" in fragile.reason
     t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.010, "n": 3}  # upper CI 0.095: passes
-    assert decide(CLAIMS_BY_KEY["time_map"], t, "cpu").holds == "yes"
+    assert decide(CLAIMS["time_map"], t, "cpu").holds == "yes"
 
 
 def test_oracle_gate_reads_the_upper_ci():
-    from paper_lib.pipeline.rules import oracle_loses
+    from paper_lib.claims.boundary import oracle_loses
     gate = oracle_loses("o")
     assert gate(_m(o=(0.05, 0.04))) is None                            # 0.09 < 0.10
     assert "upper 95% CI 0.110 >= 0.1" in gate(_m(o=(0.05, 0.06)))
@@ -233,7 +234,7 @@ def test_boundary_ratios_name_the_largest_ratio_still_at_each_level():
 
 
 def test_lag_row_reads_notebook_02():
-    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    claim = GRAMMAR["lag_equal_state"]
     m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
            lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01),
            lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # issue 23: the bank's oracle

@@ -12,6 +12,8 @@ import torch
 
 from paper_lib.ema import EMATraces, ema_reference, ema_traces, selective_scan, selective_scan_reference
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 SHAPES = [(0, 5, 3), (2, 5, 0), (2, 0, 3), (0, 0, 0)]
 PATHS = {
     "reference": lambda x, **kw: ema_reference(x, **kw),

@@ -11,6 +11,8 @@ import torch
 
 from paper_lib.hebbian import kwta_columns
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 
 @pytest.mark.parametrize("units", [16, 64])
 def test_all_zero_column_picks_the_lowest_indices(units):

@@ -13,6 +13,8 @@ import torch
 
 from paper_lib.ema import EMATraces, ema_reference, ema_traces, selective_scan, selective_scan_reference
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 NAN, INF = float("nan"), float("inf")
 ALPHAS = [(0.5, 0.1, 0.02), (1.0, 0.3), (0.999,)]
 

@@ -8,9 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from paper_lib.in_context import in_context_score, induction_score, loss_by_position
-from paper_lib.pipeline.report import CLAIMS_BY_KEY, decide, summarise
-from paper_lib.pipeline.rules import copies_in_context, first_gate
+from paper_lib.claims.lm import CLAIMS, copies_in_context
+from paper_lib.in_context import in_context_score, induction_score, loss_by_position, repeated_span_stream
+from paper_lib.pipeline.report import decide, summarise
+from paper_lib.pipeline.rules import first_gate
 
 V = 1000
 
@@ -101,12 +102,57 @@ def test_first_gate_reports_the_first_failure_in_order():
 def test_the_8x_row_is_not_informative_while_the_transformer_does_not_copy():
     base = dict(ppl_ratio=0.54, spen_val_ppl=100.0, transformer_val_ppl=180.0, spen_val_loss=4.6,
                 transformer_val_loss=4.0, unigram_val_loss=6.6, bigram_val_loss=4.8)
-    claim = CLAIMS_BY_KEY["ppl_gap"]
+    claim = CLAIMS["ppl_gap"]
     weak = decide(claim, _m(**base, transformer_induction_score=0.01), "cpu")
     assert weak.holds == "not informative at this budget" and "in-context copying" in weak.reason
     strong = decide(claim, _m(**base, transformer_induction_score=3.0), "cpu")
     assert strong.holds == "no"                                         # decided by the rule: ratio 0.54 < 1.5
-    ablation = decide(CLAIMS_BY_KEY["ablation"], _m(loss_linear=5.0, loss_linear_attention=5.0,
+    ablation = decide(CLAIMS["ablation"], _m(loss_linear=5.0, loss_linear_attention=5.0,
                                                     loss_softmax_attention=5.0, loss_transformer=4.0,
                                                     induction_transformer=0.2, bigram_val_loss=4.8), "cpu")
     assert ablation.holds == "not informative at this budget" and "in-context copying" in ablation.reason
+
+
+def _pairs(stream: np.ndarray, vocab: int) -> list[np.ndarray]:
+    """The runs of tokens below ``vocab`` (the spans, text ids lie above) in order."""
+    low = stream < vocab
+    edges = np.flatnonzero(np.diff(np.r_[0, low.astype(int), 0]))
+    return [stream[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def test_repeated_span_stream_holds_each_span_twice_and_the_text_in_order():
+    text = np.arange(500, 900, dtype=np.uint16)                          # text ids above the span vocabulary
+    s = repeated_span_stream(text, 100, 20_000, span_share=0.4, span_len=(5, 9), seed=1)
+    assert s.dtype == np.uint16 and len(s) == 20_000
+    assert abs(float((s < 100).mean()) - 0.4) < 0.05 and s[s < 100].min() >= 1
+    runs = _pairs(s, 100)[:-1]                                           # the last may be cut at n_tokens
+    assert len(runs) > 100
+    for run in runs:                                                     # [span, span]: an even run, halves equal
+        n = len(run) // 2
+        assert len(run) % 2 == 0 and 5 <= n <= 9 and np.array_equal(run[:n], run[n:])
+    seg = s[s >= 500]
+    assert np.array_equal(seg, text[np.arange(len(seg)) % len(text)])   # the text, in order, wrapped
+    assert np.array_equal(s, repeated_span_stream(text, 100, 20_000, span_share=0.4, span_len=(5, 9), seed=1))
+    assert not np.array_equal(s, repeated_span_stream(text, 100, 20_000, span_share=0.4, span_len=(5, 9), seed=2))
+
+
+def test_a_copier_predicts_every_second_copy_of_a_pure_span_stream():
+    s = repeated_span_stream(np.zeros(0, dtype=np.int64), V, 2_000, span_share=1.0, span_len=(12, 12))
+    assert (s >= 1).all() and (s < V).all()
+    idx = torch.as_tensor(s[:240].astype(np.int64))[None]                # ten whole pairs of 12 + 12
+    logits, _ = Copier()(idx[:, :-1])
+    hit = logits.argmax(-1)[0] == idx[0, 1:]
+    second = torch.tensor([(t + 1) % 24 >= 13 for t in range(239)])    # targets 13..23 of each pair of 24
+    assert hit[second].all() and hit[~second].float().mean() < 0.2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(span_share=0.0), r"span_share must lie in \(0, 1\]"),
+    (dict(span_len=(1, 4)), r"span_len must be \(lo, hi\) with 2 <= lo <= hi"),
+    (dict(span_share=0.5, text=np.zeros(0, dtype=np.int64)), "text is empty"),
+    (dict(low=V), "need 0 <= low < vocab_size"),
+])
+def test_repeated_span_stream_rejects_bad_settings(kwargs, message):
+    args = dict(text=np.arange(10), vocab_size=V, n_tokens=100) | kwargs
+    with pytest.raises(ValueError, match=message):
+        repeated_span_stream(**args)

@@ -16,18 +16,41 @@ import pandas as pd
 import pytest
 
 from paper_lib.pipeline.atomic import atomic_path, write_json
-from paper_lib.pipeline.profiles import PROFILE_NAMES, PROFILES, check_profile, profile_overrides
+from paper_lib.pipeline.profiles import PROFILE_NAMES, PROFILES, check_profile, get_profile
 from paper_lib.pipeline.provenance import Outputs, output_dir
 from paper_lib.pipeline.runner import main as notebooks_main
+from paper_lib.pipeline.settings import configure
 from paper_lib.pipeline.stats import mean_ci95
+from paper_lib.profile_settings import PROFILE_SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_profiles_have_the_same_sections():
-    sections = {name: set(PROFILES[name]) for name in PROFILE_NAMES}
-    assert sections["smoke"] == sections["cpu"] == sections["paper"]
-    assert {"grammar_probe", "transfer", "spen_train", "predictor_ablation"} <= sections["cpu"]
+def test_every_profile_has_settings_for_known_sections_only():
+    assert set(PROFILE_SETTINGS) == set(PROFILE_NAMES) and PROFILE_SETTINGS["cpu"] == {}
+    sections = {"grammar_probe", "transfer", "lm", "spen_train", "predictor_ablation", "associative_recall", "boundary_map"}
+    assert set(PROFILE_SETTINGS["smoke"]) == sections and set(PROFILE_SETTINGS["paper"]) <= sections
+
+
+def test_a_profile_is_one_record_that_every_module_asks():
+    smoke, cpu, paper = (get_profile(n) for n in ("smoke", "cpu", "paper"))
+    assert (smoke.publishes, smoke.proves_nothing, smoke.threads, smoke.banner) == (
+        False, True, 1, "Smoke run: checks the plumbing, proves nothing.")
+    assert cpu.publishes and not cpu.proves_nothing and cpu.readme and (cpu.figures, cpu.docs) == ("figures", "docs")
+    assert paper.publishes and not paper.readme and paper.banner == ""
+    assert set(PROFILES) == set(PROFILE_NAMES)
+
+
+def test_no_module_spells_a_profile_by_its_name():
+    """Only the profile records say what a profile does (pipeline/profiles.py): nothing else compares
+    a profile with a name."""
+    import re
+
+    pattern = re.compile(r"""profile\)?\s*[!=]=\s*["'](smoke|cpu|paper)["']""")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "paper_lib").rglob("*.py"))
+            if p.name != "profiles.py" for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert hits == []
+    assert pattern.search('if profile == "smoke":') and pattern.search("check_profile(profile) != 'smoke'")
 
 
 def test_unknown_profile_is_one_line_naming_the_allowed():
@@ -39,9 +62,12 @@ def test_unknown_profile_is_one_line_naming_the_allowed():
     assert notebooks_main(["notebooks/none.py", "--profile", "laptop"]) == 2
 
 
-def test_profile_overrides_returns_a_copy():
-    profile_overrides("smoke", "spen_train")["injected"] = 1
-    assert "injected" not in profile_overrides("smoke", "spen_train")
+def test_configure_never_changes_the_profile_settings():
+    from paper_lib.experiments.spen_train import Settings
+
+    before = json.dumps(PROFILE_SETTINGS["smoke"]["spen_train"], sort_keys=True, default=str)
+    s = configure(Settings(), "spen_train", "smoke", {"train": {"steps": 3}}, PROFILE_SETTINGS)
+    assert s.train.steps == 3 and json.dumps(PROFILE_SETTINGS["smoke"]["spen_train"], sort_keys=True, default=str) == before
 
 
 def test_mean_ci95_known_values():
@@ -150,7 +176,7 @@ def test_a_rerun_with_the_same_numbers_rewrites_every_file_byte_for_byte(tmp_pat
 
 
 def test_smoke_outputs_say_they_prove_nothing(tmp_path):
-    from paper_lib.pipeline.plots import SMOKE_NOTE
+    SMOKE_NOTE = get_profile("smoke").note
 
     with Outputs("99_demo", "smoke", {}, seeds=[0], root=tmp_path) as out:
         out.save_table(pd.DataFrame({"acc": [0.5]}), "table1")
@@ -223,7 +249,9 @@ def test_plot_helpers_stamp_and_mark():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paper_lib.pipeline.plots import SMOKE_NOTE, legend_outside, mark_paper, stamp
+    from paper_lib.pipeline.plots import legend_outside, mark_paper, stamp
+
+    SMOKE_NOTE = get_profile("smoke").note
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1], label="ours")

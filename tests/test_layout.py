@@ -1,9 +1,11 @@
 """The house's layering (issue "One house"): no import loop, no import against the wings.
 
 Wings, from the bottom: ``pipeline`` (profiles, runner, provenance, report, stats: knows no
-science) <- the mechanisms (``ema``, ``hebbian``) <- ``predictors`` <- ``models`` <- ``data``,
-training and evaluation <- the language-model recipe (``lm_recipe``) <- ``experiments`` (one per
-notebook; none imports another). The test reads every module's imports with ``ast``: at
+science, and names no metric of the claims) <- the mechanisms (``ema``, ``hebbian``) <-
+``predictors`` <- ``models`` <- ``data``, training and evaluation <- the language-model recipe
+(``lm_recipe``) <- ``experiments`` (one per notebook; none imports another). ``claims`` (what
+decides: the report's rows, their rules, the metrics' words) reads the plumbing and the
+predictors' facts and is read by the experiments and the notebooks only. The test reads every module's imports with ``ast``: at
 module level, inside functions and in ``if __name__ == "__main__":`` blocks (a script's
 imports make loops and layering breaks too).
 """
@@ -147,3 +149,73 @@ def test_notebook_dependencies_follow_its_imports():
             "paper_lib/lm_recipe.py"} <= deps04
     with pytest.raises(FileNotFoundError, match="no such file"):
         dependencies(root / "notebooks" / "99_none.py")
+
+
+CLAIMS_MAY_READ = ("pipeline", "predictors", "claims")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) == "claims"))
+def test_the_claims_read_only_the_plumbing_and_the_predictors(module):
+    bad = sorted(i for i in GRAPH[module] if _wing(i) not in CLAIMS_MAY_READ)
+    assert not bad, f"{module} (claims) imports {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) not in ("claims", "experiments")))
+def test_nothing_below_the_experiments_reads_the_claims(module):
+    bad = sorted(i for i in GRAPH[module] if _wing(i) == "claims")
+    assert not bad, f"{module} imports {bad}"
+
+
+def _metric_patterns():
+    """Every metric the claims know, as regular expressions: each family's exact names and
+    templates (:class:`paper_lib.pipeline.labels.Labels`) and each claim's families (prefixes)."""
+    import re
+
+    from paper_lib.claims.registry import CLAIMS
+
+    labels = CLAIMS.labels
+    exact = [re.escape(n) for n in labels.exact] + [re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for _, p, _, _ in labels.templates]
+    prefixes = {p for c in CLAIMS for p in (*c.prefixes, *c.shown, c.headline, c.versus, *c.metrics) if p}
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(exact) + r")(?![A-Za-z0-9_])"), sorted(prefixes)
+
+
+def metric_names_in(text: str) -> list[str]:
+    """The metric names of any claims family that ``text`` names (as a word, or a claim's family prefix)."""
+    import re
+
+    pattern, prefixes = _metric_patterns()
+    found = [m.group() for m in pattern.finditer(text)]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    return found + sorted(p for p in prefixes if any(w == p or w.startswith(p) and p.endswith("_") for w in words))
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) == "pipeline"))
+def test_the_plumbing_names_no_metric(module):
+    """What decides lives in the claims: no pipeline module (code, strings, comments) names a metric."""
+    named = metric_names_in(MODULES[module].read_text())
+    assert not named, f"{module} names metric(s) {sorted(set(named))}: they belong to paper_lib/claims/"
+
+
+def test_the_fence_finds_a_planted_metric_name():
+    planted = metric_names_in('x = m["spcn_probe_acc_A"]  # recall_acc_spen_8 and depth_both_acc_dwa_16')
+    assert {"spcn_probe_acc_A", "recall_acc_spen_8", "depth_both_acc_dwa_16"} <= set(planted)
+    assert metric_names_in("for k in m if k.startswith('recall_acc_spen_')") == ["recall_acc_spen_"]
+    assert metric_names_in("spcn_probe_accuracy, recall_by_pairs, loss_by_position") == []
+
+
+def test_every_metric_a_claim_reads_has_words():
+    """The metrics a claim reads or shows by name (its rule's, its headline and against cells) have
+    a label in their family's METRICS, and so does every metric it shows from the published
+    figures (``figures/<notebook>/metrics.json``; ``tests/test_notebooks.py`` checks the same at smoke)."""
+    import json
+
+    from paper_lib.claims.registry import CLAIMS
+
+    labels = CLAIMS.labels
+    for c in CLAIMS:
+        for name in (*c.metrics, *(n for n in (c.headline, c.versus) if n and not n.endswith("_"))):
+            assert labels.has(name), f"claim {c.key}: metric {name} has no label"
+        path = PKG.parent / "figures" / c.notebook / "metrics.json"
+        shown = [k for k in json.loads(path.read_text())["metrics"] if k.startswith((*c.prefixes, *c.shown))
+                 or k in c.metrics] if path.exists() else []
+        assert [k for k in shown if not labels.has(k)] == [], f"claim {c.key} shows metrics without a label"

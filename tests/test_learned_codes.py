@@ -88,7 +88,7 @@ def test_b_content_readout_at_smoke():
     from dataclasses import replace
 
     from paper_lib.data.grammar import make_split
-    train, _ = make_split("A", s.n_train, s.n_test, 0)
+    train, _ = make_split("A", s.data.n_train, s.data.n_test, 0)
     spcn = SPCN(replace(s.spcn, seed=0)).fit(train.sentences)
     r = code_learning_readouts(s, 0, train, spcn)
     assert tuple(r["acc"]) == CODE_READOUTS and r["n_content"] > 100

@@ -48,3 +48,22 @@ def test_cpu_learning_rates_are_the_recorded_sweeps_choice():
     assert st.learning_rates(cpu) == {k: chosen[k]["lr"] for k in ("spen", "transformer")}
     ablation = pa.settings_for("cpu")
     assert {k: lr_for(k, ablation) for k in ("spen", "transformer")} == st.learning_rates(cpu)
+
+
+def test_rotary_metrics_read_the_last_step_of_each_arm_and_the_best_rotary_score():
+    rows = [(arm, pos, step, score, 5.0 + step / 1000) for arm, pos, scores in
+            (("rotary, text", "rotary", (0.1, 1.2, 0.3)), ("rotary, repeated spans", "rotary", (0.2, 0.4, 0.5)),
+             ("learned, repeated spans", "learned", (2.0, 3.0, 4.0)))
+            for step, score in zip((600, 250, 500), scores, strict=True)]           # steps out of order
+    curves = pd.DataFrame(rows, columns=["arm", "positions", "step", "induction_score", "val_loss"])
+    m = st.rotary_metrics(curves)
+    assert m == {"rotary_induction_score": [0.1], "rotary_val_loss": [5.6], "rotary_span_induction_score": [0.2],
+                 "learned_span_induction_score": [2.0], "rotary_best_induction_score": [1.2]}  # learned's 4.0 not counted
+
+
+def test_the_rotary_try_runs_at_cpu_and_smoke_and_not_at_paper():
+    assert st.settings_for("cpu").rotary_try and st.settings_for("smoke").rotary_try
+    assert not st.settings_for("paper").rotary_try
+    assert [p for _, p, _ in st.ROTARY_ARMS] == ["rotary", "rotary", "learned"]
+    with pytest.raises(ValueError, match=r"rotary_span_len=\[1, 8\]: every value must be >= 2"):
+        st.settings_for("cpu", {"rotary_span_len": [1, 8]})

@@ -9,6 +9,8 @@ import torch.nn.functional as F
 from paper_lib.models.factory import build_model
 from paper_lib.models.lm import _chunk_rows, linear_cross_entropy
 
+pytestmark = pytest.mark.kernel  # also run with torch's CPU dispatch forced down: make test-dispatch
+
 # tolerances: float64 to rounding (1e-12); float32 loss within 2e-6 (one chunked sum against one
 # whole-tensor sum), gradients within 1e-7 absolute (entries of order 1e-4 here)
 TOL = {torch.float64: (1e-12, 1e-12), torch.float32: (2e-6, 1e-7)}

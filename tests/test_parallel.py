@@ -49,31 +49,50 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-def test_workers_die_with_their_parent():
-    """A process running parallel_map is killed mid-run: its workers must not survive it."""
+def test_workers_die_with_their_parent(tmp_path):
+    """A process running parallel_map is killed mid-run: its workers must not survive it. Each job
+    first writes a file named by its pid (so its worker has passed the initializer, which asks to
+    die with the parent); the waits below only bound a hang, nothing depends on their length."""
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    code = ("import time\n"
-            "from paper_lib.pipeline.parallel import parallel_map\n"
+    (tmp_path / "mark_then_sleep.py").write_text(
+        "import os, pathlib, time\n"
+        "def run(folder):\n"
+        "    pathlib.Path(folder, str(os.getpid())).write_text('')\n"
+        "    time.sleep(300)\n", encoding="utf-8")
+    code = ("from paper_lib.pipeline.parallel import parallel_map\n"
+            "import mark_then_sleep\n"
             "if __name__ == '__main__':\n"
-            "    parallel_map(time.sleep, [(60,), (60,)], workers=2, progress=False)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.time() + 60
-    children: list[int] = []
-    while time.time() < deadline and len(children) < 2:
-        time.sleep(0.5)
-        children = _children(proc.pid)
-    assert len(children) >= 2, "the workers did not start"
-    time.sleep(3)  # let the workers reach their initializer
+            f"    parallel_map(mark_then_sleep.run, [({str(tmp_path)!r},), ({str(tmp_path)!r},)], workers=2, progress=False)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+
+    def running() -> list[int]:
+        return [int(f.name) for f in tmp_path.iterdir() if f.name.isdigit()]
+
+    def alive(pids: list[int]) -> list[int]:
+        return [p for p in pids if os.path.exists(f"/proc/{p}")
+                and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
+
+    deadline = time.time() + 300
+    while time.time() < deadline and len(running()) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    workers = running()
+    assert len(workers) == 2, "the workers did not start their jobs"
+    assert set(workers) <= set(_children(proc.pid))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    time.sleep(2)
-    alive = [p for p in children if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
-    assert not alive, f"workers {alive} outlived their parent"
+    deadline = time.time() + 120
+    while time.time() < deadline and alive(workers):
+        time.sleep(0.2)
+    left = alive(workers)
+    for pid in left:                                                   # leave nothing behind on a failure
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} outlived their parent"
 
 
 def test_with_a_cost_the_costliest_jobs_are_handed_out_first_and_results_stay_in_job_order(monkeypatch):

@@ -17,7 +17,7 @@ def test_every_profile_passes_its_own_checks(module, profile):
 @pytest.mark.parametrize("module, overrides, message", [
     (grammar_probe, {"spcn": {"epochs": 0}}, "grammar_probe.spcn.epochs=0: must be an integer >= 1"),
     (grammar_probe, {"workers": 0}, "grammar_probe.workers=0: must be an integer >= 1"),
-    (transfer, {"n_train": 2.5}, "transfer.n_train=2.5: must be an integer >= 1"),
+    (transfer, {"data": {"n_train": 2.5}}, "transfer.data.n_train=2.5: must be an integer >= 1"),
     (transfer, {"controls": 1}, "transfer.controls=1: must be true or false"),
     (spen_train, {"train": {"steps": -1}}, "spen_train.train.steps=-1: must be an integer >= 1"),
     (spen_train, {"train": {"batch_size": True}}, "spen_train.train.batch_size=True: must be an integer >= 1"),
@@ -52,7 +52,7 @@ def test_values_that_fit_are_kept_with_lists_as_tuples():
     s = spen_train.settings_for("smoke", {"train": {"warmup_steps": 0, "lr": 1}, "sweep_steps": 0, "lr_transformer": None,
                                           "data": {"max_train_chars": None}, "eval_at": [4, 8]})
     assert (s.train.warmup_steps, s.sweep_steps, s.train.lr, s.lr_transformer, s.eval_at) == (0, 0, 1, None, (4, 8))
-    assert grammar_probe.settings_for("smoke", {"max_depth": 0, "spcn": {"seed": 0}}).max_depth == 0
+    assert grammar_probe.settings_for("smoke", {"data": {"max_depth": 0}, "spcn": {"seed": 0}}).data.max_depth == 0
 
 
 @pytest.mark.parametrize("module", [spen_train, predictor_ablation], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
@@ -89,3 +89,41 @@ def test_settings_table_one_row_per_section():
     assert len(table) <= 6                                  # a few rows, not one per field
     with pytest.raises(TypeError, match="needs a dataclass instance, got dict"):
         settings_table({"a": 1})
+
+
+def test_the_ema_rates_are_one_checked_field_in_every_notebook():
+    """One shape per knob: 05's rates are nested as 03/04's (``spen.alphas``), 06's banks a mapping
+    merged by name; every list of rates is checked by the one rule (0, 1] (paper_lib.ema.ALPHA_RANGE)."""
+    from paper_lib.experiments import boundary_map
+
+    with pytest.raises(ValueError, match=r"^unknown setting\(s\) associative_recall.alphas; allowed: .*"
+                                         r"\(did you mean associative_recall.spen.alphas\?\)$"):
+        associative_recall.settings_for("cpu", {"alphas": [1.5, 0.1]})
+    for module, overrides, message in (
+            (associative_recall, {"spen": {"alphas": [1.5, 0.1]}},
+             "associative_recall.spen.alphas=[1.5, 0.1]: every value must be > 0 and <= 1"),
+            (spen_train, {"spen": {"alphas": [1.5, 0.1]}}, "spen_train.spen.alphas=[1.5, 0.1]: every value must be > 0 and <= 1"),
+            (grammar_probe, {"spcn": {"alphas": [1.5, 0.1]}},
+             "grammar_probe.spcn.alphas=[1.5, 0.1]: every value must be > 0 and <= 1"),
+            (boundary_map, {"banks": {"paper": [1.5]}}, "boundary_map.banks.paper=[1.5]: every value must be > 0 and <= 1"),
+            (boundary_map, {"banks": {"fast": []}}, "boundary_map.banks.fast=[]: must be a non-empty list")):
+        with pytest.raises(ValueError) as err:
+            module.settings_for("cpu", overrides)
+        assert str(err.value) == message
+    assert associative_recall.settings_for("cpu", {"spen": {"alphas": [0.5, 0.05]}}).spen.alphas == (0.5, 0.05)
+    kept = boundary_map.settings_for("cpu", {"banks": {"paper": [0.5, 0.1, 0.02]}}).banks
+    assert kept == {"paper": (0.5, 0.1, 0.02), "slow": (0.2, 0.02, 0.005)}                       # slow is kept
+    added = boundary_map.settings_for("cpu", {"banks": {"fast": [0.9]}}).banks
+    assert list(added) == ["paper", "slow", "fast"] and added["fast"] == (0.9,)
+    one = boundary_map.settings_for("cpu", {"banks": {"slow": None}, "oracle_banks": ["paper"]})
+    assert list(one.banks) == ["paper"]                                                         # None removes a bank
+
+
+def test_grammar_sizes_are_one_nested_config_shared_by_01_and_02():
+    a, b = grammar_probe.settings_for("paper"), transfer.settings_for("paper")
+    assert type(a.data) is type(b.data) and a.data == b.data
+    assert (a.data.n_train, a.data.n_test, a.data.n_test_B) == (10000, 2000, 2000)
+    with pytest.raises(ValueError, match=r"\(did you mean grammar_probe.data.n_train\?\)$"):
+        grammar_probe.settings_for("cpu", {"n_train": 300})
+    with pytest.raises(ValueError, match=r"^GrammarData.max_depth=-1: must be an integer >= 0$"):
+        type(a.data)(max_depth=-1)

@@ -10,8 +10,9 @@ import re
 import nbformat
 import pytest
 
+from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
 from paper_lib.pipeline import site
-from paper_lib.pipeline.report import CLAIMS
+from paper_lib.pipeline.report import claims_table
 
 
 def _png(color: str) -> str:
@@ -30,7 +31,7 @@ def _png(color: str) -> str:
 
 
 def make_executed(root):
-    """``root/executed/<nb>.ipynb`` for every notebook of ``report.CLAIMS`` (as papermill leaves
+    """``root/executed/<nb>.ipynb`` for every notebook of the report's claims (as papermill leaves
     them: a title, the parameters and injected-parameters cells, code with outputs, a trailing
     empty cell) and ``root/figures`` with one ``metrics.json``, a ``figures.json`` and the
     headline PNG. Returns ``(executed, figures)``."""
@@ -72,7 +73,7 @@ def make_executed(root):
 
 def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     executed, figures = make_executed(tmp_path)
-    rows = site.claim_rows(figures)
+    rows = claims_table(figures, CLAIMS).to_dict("records")
     assert [r["key"] for r in rows] == [c.key for c in CLAIMS]
     name = "05_associative_recall"
     mine = [r for r in rows if r["notebook"] == name]
@@ -106,8 +107,8 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
 
 def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
     _, figures = make_executed(tmp_path)
-    rows = site.claim_rows(figures)
-    page = site.landing_page(rows, "cpu", "recall_by_pairs.png", "alt words")
+    rows = claims_table(figures, CLAIMS).to_dict("records")
+    page = site.landing_page(rows, "cpu", "recall_by_pairs.png", "alt words", PAPER_SUMMARY, HEADLINE[0])
     table = [line for line in page.splitlines() if line.startswith("| [")]
     assert len(table) == len(CLAIMS)
     for line, claim in zip(table, CLAIMS, strict=True):
@@ -117,7 +118,8 @@ def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
         assert cells[4].endswith(f"[^{claim.key}]")
         assert f"[^{claim.key}]: " in page
     assert "\\<unk\\>" in page and "<unk>" not in page.replace("\\<unk\\>", "")
-    assert "![alt words](recall_by_pairs.png)" in page and "make all" in page
+    assert "![alt words](recall_by_pairs.png)" in page and "make all" in page and PAPER_SUMMARY in page
+    assert f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb)" in page
 
 
 def test_escapes_and_alt_fallbacks():
@@ -135,7 +137,8 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "stale.html").write_text("old")
-    site.build("cpu", root=tmp_path, out=docs, executed=executed, figures=figures)
+    site.build("cpu", CLAIMS, root=tmp_path, out=docs, executed=executed, figures=figures, headline=HEADLINE,
+               summary=PAPER_SUMMARY)
     assert not (docs / "stale.html").exists() and (docs / ".nojekyll").exists()
     pages = sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
     assert pages == [f"{n}.html" for n in sorted({c.notebook for c in CLAIMS})]

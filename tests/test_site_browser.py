@@ -16,8 +16,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
 from paper_lib.pipeline import site
-from paper_lib.pipeline.report import CLAIMS
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
@@ -42,7 +42,8 @@ def served(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("site")
     executed, figures = make_executed(root)
-    docs = site.build("cpu", root=root, out=root / "docs", executed=executed, figures=figures)
+    docs = site.build("cpu", CLAIMS, root=root, out=root / "docs", executed=executed, figures=figures,
+                      headline=HEADLINE, summary=PAPER_SUMMARY)
     handler = functools.partial(_Quiet, directory=str(docs))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

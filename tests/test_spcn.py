@@ -87,5 +87,5 @@ def test_config_errors():
         SPCNConfig(top_k=20, column_size=16)
     with pytest.raises(ValueError, match="unknown rule 'sgd'"):
         SPCNConfig(rule="sgd")
-    with pytest.raises(ValueError, match="alpha must lie in"):
+    with pytest.raises(ValueError, match=r"^SPCNConfig.alphas=\[0.5, 1.5\]: every value must be > 0 and <= 1$"):
         SPCNConfig(alphas=(0.5, 1.5))

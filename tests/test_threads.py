@@ -67,12 +67,20 @@ def test_runner_gives_the_kernel_a_passive_wait_policy():
     assert "WAIT_POLICY_ENV" in inspect.getsource(runner.run_notebook)
 
 
-def test_every_notebook_has_n_threads_and_calls_the_helper_once():
-    for nb in sorted((ROOT / "notebooks").glob("0[1-4]_*.py")):  # 05 (new) runs one thread per worker: lead
+def test_n_threads_means_what_it_says_in_every_notebook():
+    """A notebook whose own process computes takes ``n_threads`` and sets it once; one whose every
+    job runs on one thread by design (05, 06) has no such parameter, says so in its parameters
+    cell, and runs on one thread itself; none sets torch's threads behind the helper's back."""
+    single = ("05_associative_recall", "06_boundary_map")
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")):
         text = nb.read_text()
-        assert "\nn_threads = None" in text, nb.name
-        assert text.count("set_threads(n_threads, profile)") == 1, nb.name
         assert "torch.set_num_threads" not in text, nb.name
+        if nb.stem in single:
+            assert "n_threads" not in text.replace("No n_threads:", ""), nb.name
+            assert "# No n_threads: every job runs on one thread by design" in text, nb.name
+            assert text.count("set_threads(JOB_THREADS)") == 1, nb.name
+        else:
+            assert "\nn_threads = None" in text and text.count("set_threads(n_threads, profile)") == 1, nb.name
 
 
 def _bench(name: str):
@@ -164,3 +172,12 @@ def test_throughput_bench_uses_notebook_03s_cpu_sizes():
             want["n_head"] = s.transformer.n_head
         assert _bench("bench_throughput").lm_sizes(kind, s.spen.d_model, 4096) == {**want, "block_size": 4096}
     assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.transformer.n_head
+
+
+def test_machine_names_the_processor_and_torchs_dispatch_level():
+    from paper_lib.pipeline.threads import machine
+
+    m = machine()
+    assert set(m) == {"cpu", "cpu_capability"}
+    assert m["cpu"] and isinstance(m["cpu"], str)
+    assert m["cpu_capability"] == torch.backends.cpu.get_cpu_capability()

@@ -27,10 +27,10 @@ def test_without_word_dropout_unk_stays_untrained():
 
 
 def test_controls_stage_writes_both_causal_taggers():
-    s = settings_for("smoke", {"n_train": 40, "seeds": [0], "bigru": {"d_embed": 8, "d_hidden": 16, "epochs": 3, "lr": 0.02},
+    s = settings_for("smoke", {"data": {"n_train": 40}, "seeds": [0], "bigru": {"d_embed": 8, "d_hidden": 16, "epochs": 3, "lr": 0.02},
                                "spcn": {"d_code": 32, "n_columns": 2, "column_size": 8, "epochs": 1}})
-    gcfg = GrammarConfig(max_depth=s.max_depth)
-    train, test_a = make_split("A", s.n_train, 20, 0, gcfg)
+    gcfg = GrammarConfig(max_depth=s.data.max_depth)
+    train, test_a = make_split("A", s.data.n_train, 20, 0, gcfg)
     evals = {"A": test_a, "B": generate("B", 20, 0, gcfg)}
     tokens = {g: _token_table(c, 0).assign(**split_columns(c.sentences, c.roles, gcfg)) for g, c in evals.items()}
     spcn = SPCN(replace(s.spcn, seed=0)).fit(train.sentences)

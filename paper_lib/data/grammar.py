@@ -40,6 +40,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..pipeline.settings import check_fields, setting
 from .documents import make_documents, pad_labels  # noqa: F401 (re-exported)
 from .grammar_hard import HardRules, plural_noun, plural_verb
 from .roles import N_ROLES, ROLE_DESCRIPTION, ROLE_ID, ROLE_KIND, ROLES, dependency_bin  # noqa: F401 (re-exported)
@@ -141,6 +142,20 @@ class GrammarConfig:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {v}")
         if len(self.verb_class_p) != 4 or abs(sum(self.verb_class_p) - 1) > 1e-9 or min(self.verb_class_p) < 0:
             raise ValueError(f"verb_class_p must be 4 non-negative numbers summing to 1, got {self.verb_class_p}")
+
+
+@dataclass
+class GrammarData:
+    """How many sentences notebooks 01 and 02 draw (the same nested settings ``data`` in both;
+    our design: the paper gives no sizes). Every field is checked on construction."""
+
+    n_train: int = 1000                  # training sentences of Grammar A (1000: the cpu budget)
+    n_test: int = 500                    # held-out sentences of Grammar A
+    n_test_B: int = 500                  # sentences of Grammar B scored (never trained on)
+    max_depth: int = setting(3, low=0)   # deepest relative-clause nesting (levels)
+
+    def __post_init__(self):
+        check_fields(self)
 
 
 _VERB_CLASSES = ("v_action", "v_psych", "v_motion", "v_unacc")

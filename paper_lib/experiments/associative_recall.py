@@ -20,7 +20,7 @@ the best reader we fit of a fixed trace bank alone, and the keys-ignored baselin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -28,13 +28,16 @@ import pandas as pd
 import torch
 
 from ..data.mqar import MQARTask, accuracy_by_distance, accuracy_by_pairs, model_device, sample_mqar
-from ..ema import PAPER_ALPHAS
+from ..ema import rates_setting
 from ..models.factory import build_model
 from ..models.lm import count_params, gpt2_init_weights
+from ..models.spen import SPENConfig
 from ..oracle import OracleConfig, baseline_by_pairs, fit_oracle
 from ..pipeline.parallel import parallel_map
-from ..pipeline.settings import check_seeds, configure, setting
-from ..predictors import ABLATION_PREDICTORS, SelectivePredictor
+from ..pipeline.profiles import get_profile
+from ..pipeline.settings import check_fields, check_seeds, configure, setting
+from ..predictors import ABLATION_PREDICTORS, PREDICTORS, SelectivePredictor
+from ..profile_settings import PROFILE_SETTINGS
 from ..train import TrainConfig, lr_at, make_optimizer
 
 ORACLE = "oracle"
@@ -47,6 +50,16 @@ VAL_SEED, TEST_SEED = 10_007, 20_011
 
 
 @dataclass
+class SPENTraces:
+    """SPEN's fixed traces in notebook 05 (the GRU's state and the oracle's bank follow their size)."""
+
+    alphas: tuple[float, ...] = rates_setting()  # EMA rates, each in (0, 1] (paper: 0.5, 0.1, 0.02)
+
+    def __post_init__(self):
+        check_fields(self)
+
+
+@dataclass
 class Settings:
     """Notebook 05's settings; defaults are the ``cpu`` profile's (sizes in tokens or dims).
 
@@ -56,7 +69,7 @@ class Settings:
     """
 
     models: tuple[str, ...] = ("spen_linear", "spen_selective", "spen_token_attention", "transformer", "gru",
-                               ORACLE)      # names in MODELS (the paper profile: all of them)
+                               ORACLE)      # names in MODELS; (): every one (the paper profile)
     n_keys: int = 8                         # key vocabulary (tokens)
     n_values: int = 8                       # value vocabulary (tokens)
     n_pairs: tuple[int, ...] = (2, 4, 8)    # panel 1's pair counts; the last is the hardest
@@ -93,7 +106,7 @@ class Settings:
     oracle_rank: int = setting(512, low=1)  # products of the oracle's bilinear reader
     oracle_steps: int = 1000                # optimiser steps of the oracle's fit
     oracle_lr: float = setting(1e-2, low=0, low_open=True)  # its peak learning rate
-    alphas: tuple[float, ...] = PAPER_ALPHAS  # SPEN's trace rates (paper: 0.5, 0.1, 0.02)
+    spen: SPENTraces = field(default_factory=SPENTraces)  # SPEN's trace rates, as notebooks 03 and 04's spen.alphas
     seeds: tuple[int, ...] = (0, 1, 2)
     workers: int = 2                        # training processes at once (one torch thread each)
     device: str = "cpu"                     # where models train ("cuda" at the paper profile)
@@ -108,14 +121,15 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
             unknown model, fewer than 3 learning rates, or a task that does not fit (more pairs
             than keys, sequences longer than ``seq_len``).
     """
-    s = check_seeds(configure(Settings(), "associative_recall", profile, overrides))
+    s = check_seeds(configure(Settings(), "associative_recall", profile, overrides, PROFILE_SETTINGS))
+    s = replace(s, models=s.models or MODELS)
     bad = sorted(m for m in set(s.models) | set(s.width_models) | set(s.distance_models) if m not in MODELS)
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
     outside = sorted((set(s.width_models) | set(s.distance_models)) - set(s.models))
     if outside:
         raise ValueError(f"panel 2/3 model(s) {', '.join(outside)} not in models (their learning rate is chosen there)")
-    if len(s.lrs) < 3 and profile != "smoke":
+    if len(s.lrs) < 3 and not get_profile(profile).proves_nothing:
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
     distance_task(s).check(s.distance_n_pairs)
@@ -138,25 +152,26 @@ def distance_task(s: Settings) -> MQARTask:
 
 def oracle_config(s: Settings, d_model: int | None = None) -> OracleConfig:
     """The oracle of a trace bank of SPEN's rates and width ``d_model`` (default ``s.d_model``)."""
-    return OracleConfig(d_model=d_model or s.d_model, alphas=tuple(s.alphas), rank=s.oracle_rank,
+    return OracleConfig(d_model=d_model or s.d_model, alphas=tuple(s.spen.alphas), rank=s.oracle_rank,
                         steps=s.oracle_steps, lr=s.oracle_lr, batch_size=2 * s.batch_size,
                         warmup_steps=s.warmup_steps)
 
 
 def state_size(name: str, s: Settings, d_model: int | None = None, seq_len: int | None = None) -> int:
     """Numbers a model carries from token to token per sequence: SPEN ``n_layer x S x d`` fixed
-    traces (with ``selective`` a learned state of ``S x d`` per block beside them, equal to the traces,
-    see :func:`build`; the attention readers
-    every earlier token, counted as the Transformer); the GRU ``n_layer x S x d`` (equal to SPEN's
-    traces); the oracle one bank ``S x d``; the Transformer keys and values of every position,
-    ``n_layer x 2 x d x seq_len``."""
-    d, T, S = d_model or s.d_model, seq_len or s.seq_len, len(s.alphas)
+    traces plus what its reader keeps beside them (the predictor's
+    :meth:`~paper_lib.predictors.Predictor.added_state`: a learned selective state of ``S x d`` per
+    block, equal to the traces, see :func:`build`; every earlier token, counted as the Transformer);
+    the GRU ``n_layer x S x d`` (equal to SPEN's traces); the oracle one bank ``S x d``; the
+    Transformer keys and values of every position, ``n_layer x 2 x d x seq_len``."""
+    d, T, S = d_model or s.d_model, seq_len or s.seq_len, len(s.spen.alphas)
     if name == ORACLE:
         return S * d
-    if name == "transformer" or name in ("spen_token_attention", "spen_history_attention"):
-        return s.n_layer * 2 * d * T + (s.n_layer * S * d if name.startswith("spen_") else 0)
-    if name == "spen_selective":
-        return s.n_layer * 2 * S * d
+    if name == "transformer":
+        return s.n_layer * 2 * d * T
+    if name.startswith("spen_"):
+        cfg = SPENConfig(vocab_size=1, n_layer=s.n_layer, d_model=d, alphas=tuple(s.spen.alphas), block_size=T)
+        return s.n_layer * (S * d + PREDICTORS[name[5:]].added_state(cfg, T, d_state=S * d))
     return s.n_layer * S * d
 
 
@@ -177,14 +192,14 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     if name == "transformer":
         return build_model("transformer", seed=seed, n_head=max(1, min(s.n_head, d // 16)), **common)
     if name == "gru":
-        return build_model("gru", seed=seed, d_state=len(s.alphas) * d, **common)
+        return build_model("gru", seed=seed, d_state=len(s.spen.alphas) * d, **common)
     if name.startswith("spen_") and name[5:] in ABLATION_PREDICTORS:
         model = build_model("spen", seed=seed, predictor=name[5:], d_bottleneck=max(1, d // 2),
-                            alphas=tuple(s.alphas), **common)
+                            alphas=tuple(s.spen.alphas), **common)
         if name == "spen_selective":                     # equal state: S x d learned numbers per block
             torch.manual_seed(seed)
             for block in model.blocks:
-                block.predictor = SelectivePredictor(model.config, d_state=len(s.alphas) * d)
+                block.predictor = SelectivePredictor(model.config, d_state=len(s.spen.alphas) * d)
                 block.predictor.apply(gpt2_init_weights)
         return model
     raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODELS)}")
@@ -194,23 +209,24 @@ def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
     """Parameters of every model of panel 1 (``model, parameters, vs_transformer``, the last a
     relative difference) and the state each carries per sequence (``state`` in words,
     ``state_numbers`` by :func:`state_size`; attention's at ``seq_len``)."""
-    rows = []
+    rows, S = [], len(s.spen.alphas)
     for name in s.models:
         if name == ORACLE:
-            rows.append({"model": name, "parameters": s.oracle_rank * (len(s.alphas) * s.d_model + s.d_model
+            rows.append({"model": name, "parameters": s.oracle_rank * (S * s.d_model + s.d_model
                                                                         + vocab_size) + vocab_size,
-                         "state": f"1 x {len(s.alphas)} x {s.d_model} fixed traces (fixed embeddings)",
+                         "state": f"1 x {S} x {s.d_model} fixed traces (fixed embeddings)",
                          "state_numbers": state_size(name, s)})
             continue
         with torch.device("meta"):
             n = count_params(build(name, s, vocab_size))
-        traces = f"{s.n_layer} x {len(s.alphas)} x {s.d_model} fixed traces"
-        gru = f"{s.n_layer} x {len(s.alphas) * s.d_model} gated (equal to the traces)"
-        state = {"transformer": "every earlier token (keys and values)", "gru": gru,
-                 "spen_selective": traces + f" + {s.n_layer} x {len(s.alphas) * s.d_model} learned selective "
-                                            "(equal to the traces)",
-                 "spen_history_attention": traces + " + every earlier trace bank",
-                 "spen_token_attention": traces + " + every earlier token"}.get(name, traces)
+        traces = f"{s.n_layer} x {S} x {s.d_model} fixed traces"
+        gru = f"{s.n_layer} x {S * s.d_model} gated (equal to the traces)"
+        state = {"transformer": "every earlier token (keys and values)", "gru": gru}.get(name, traces)
+        keeps = PREDICTORS[name[5:]].keeps if name.startswith("spen_") else ""   # the reader's own facts
+        if name == "spen_selective":            # the equal-state control (build): S x d learned numbers per block
+            state += f" + {s.n_layer} x {S * s.d_model} {keeps} (equal to the traces)"
+        elif keeps:
+            state += f" + {keeps}"
         rows.append({"model": name, "parameters": n, "state": state, "state_numbers": state_size(name, s)})
     df = pd.DataFrame(rows)
     if "transformer" in set(df.model):

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..ema import PAPER_ALPHAS, ema_traces
+from ..ema import PAPER_ALPHAS, ema_traces, rates_setting
 from ..models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
 from ..models.gru import LagReaderGRU
 from ..models.scan_reader import LagReaderScan
@@ -42,6 +42,7 @@ from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import lag_decodability, matched_filter_identity_accuracy
+from ..profile_settings import PROFILE_SETTINGS
 
 RULE_LAG, RULE_RATIO = 2, 16
 """The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
@@ -56,7 +57,8 @@ class Settings:
     """Notebook 06's settings; defaults are the ``cpu`` profile's (sizes in tokens or dims)."""
 
     # panel A (time)
-    banks: dict[str, tuple[float, ...]] = field(default_factory=lambda: {  # name -> EMA rates alpha (per token)
+    # name -> EMA rates alpha (per token), each in (0, 1]; an override merges by name ({"slow": None} drops one)
+    banks: dict[str, tuple[float, ...]] = rates_setting(default_factory=lambda: {
         "paper": PAPER_ALPHAS, "slow": (0.2, 0.02, 0.005)})
     d_model: int = setting(16, low=1)               # width of one trace (and of the inputs)
     vocab_sizes: tuple[int, ...] = (4, 16, 64, 256, 1024)  # vocabularies; vocab / d_model from 0.25 to 64
@@ -99,9 +101,10 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
 
     Raises:
         ValueError: unknown profile, setting or arm; a GRU seed or vocabulary not among the
-            panel's; a bank without rates or with a rate outside (0, 1].
+            panel's; a bank without rates or with a rate outside (0, 1] (the field's own check,
+            :data:`paper_lib.ema.ALPHA_RANGE`).
     """
-    s = check_seeds(configure(Settings(), "boundary_map", profile, overrides))
+    s = check_seeds(configure(Settings(), "boundary_map", profile, overrides, PROFILE_SETTINGS))
     bad = [a for a in s.arms if a not in ARMS]
     if bad:
         raise ValueError(f"unknown arm(s) {', '.join(bad)}; allowed: {', '.join(ARMS)}")
@@ -114,9 +117,6 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
             or not set(s.oracle_map_seeds) <= set(s.seeds):
         raise ValueError(f"oracle_vocab_sizes, oracle_banks and oracle_map_seeds must be subsets of vocab_sizes "
                          f"{list(s.vocab_sizes)}, banks {list(s.banks)} and seeds {list(s.seeds)}")
-    for name, rates in s.banks.items():
-        if not rates or any(not 0 < float(a) <= 1 for a in rates):
-            raise ValueError(f"bank {name!r} needs rates in (0, 1], got {rates}")
     return s
 
 

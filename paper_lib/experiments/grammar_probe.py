@@ -34,16 +34,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, function_words, generate, make_split
+from ..claims.grammar import paired_difference
+from ..data.grammar import N_ROLES, VARIANTS, GrammarConfig, GrammarData, function_words, generate, make_split
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, predict_bigru, train_bigru
 from ..models.learned_codes import CodeLearningConfig, category_codes, hebbian_codes, select_backprop_codes
 from ..models.spcn import SPCN, SPCNConfig
 from ..models.spcn_variants import BackpropConfig, BackpropSPCN, ErrorSPCN, level1_traces
-from ..pipeline.rules import paired_difference
-from ..pipeline.settings import check_seeds, configure, setting
+from ..pipeline.settings import check_seeds, configure
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..probes import accuracy, fit_cluster_readout, fit_linear_probe, per_role_accuracy
+from ..profile_settings import PROFILE_SETTINGS
 
 READOUTS: tuple[str, ...] = ("spcn_probe", "spcn_labelfree", "spcn_hungarian", "spcn_untrained", "bigru")
 """The rows of Table 1, in order (the paper's comparison)."""
@@ -68,11 +69,9 @@ NAMES: dict[str, str] = {
 @dataclass
 class Settings:
     """Notebook 01's settings; the defaults are the ``cpu`` profile's (our design: the paper
-    gives no sizes). Profiles change them in :mod:`paper_lib.pipeline.profiles`."""
+    gives no sizes). Profiles change them in :mod:`paper_lib.profile_settings`."""
 
-    n_train: int = 1000                  # training sentences of Grammar A (1000: the 5-minute cpu budget)
-    n_test: int = 500                    # held-out sentences of Grammar A
-    max_depth: int = setting(3, low=0)   # deepest relative-clause nesting (levels)
+    data: GrammarData = field(default_factory=GrammarData)  # sentences of A and B (shared with notebook 02)
     grammar: str = "paper"               # grammar variant: "paper" (default) | "hard" (paper_lib.data.grammar_hard)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammar, SPCN, probe, BiGRU)
     workers: int = 2                     # seeds run at once (worker processes, one thread each)
@@ -86,7 +85,6 @@ class Settings:
     n_clusters: int = 128                # K of the label-free readout (majority mapping)
     bigru: BiGRUConfig = field(default_factory=lambda: BiGRUConfig(
         d_embed=32, d_hidden=64, lr=0.003, epochs=6, batch_size=32, word_dropout=0.1))  # paper_lib.models.gru
-    n_test_B: int = 500                  # Grammar B sentences scored (as notebook 02's; no label used to learn)
     n_unlabelled_B: int = 500            # unlabelled B sentences the code learners read (none of them scored)
     n_heldout_B: int = 200               # further unlabelled B sentences that choose the ceiling's step size (its fill-in loss)
     codes: CodeLearningConfig = field(default_factory=CodeLearningConfig)  # paper_lib.models.learned_codes
@@ -102,14 +100,14 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     Raises:
         ValueError: unknown profile or an unknown setting (one line naming the allowed ones).
     """
-    return check_seeds(configure(Settings(), "grammar_probe", profile, overrides))
+    return check_seeds(configure(Settings(), "grammar_probe", profile, overrides, PROFILE_SETTINGS))
 
 
 def grammar_config(settings) -> GrammarConfig:
-    """The :class:`GrammarConfig` that ``settings.grammar`` and ``settings.max_depth`` name."""
+    """The :class:`GrammarConfig` that ``settings.grammar`` and ``settings.data.max_depth`` name."""
     if settings.grammar == "hard":
-        return GrammarConfig.hard(max_depth=settings.max_depth)
-    return GrammarConfig(max_depth=settings.max_depth)
+        return GrammarConfig.hard(max_depth=settings.data.max_depth)
+    return GrammarConfig(max_depth=settings.data.max_depth)
 
 
 def readout_name(key: str) -> str:
@@ -171,7 +169,7 @@ def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> 
 
     The floor is ``spcn`` (fixed codes, PGHU, fitted on ``train``) and its probe on A's labels; each
     other code set builds the same SPCN with those codes, fitted on ``train``, and a probe on
-    ``train``'s labels. Scored on ``settings.n_test_B`` B sentences (``generate("B", n, seed)``, the
+    ``train``'s labels. Scored on ``settings.data.n_test_B`` B sentences (``generate("B", n, seed)``, the
     sentences notebook 02 scores), on the tokens that are not function words. The code learners read
     ``train`` and ``settings.n_unlabelled_B`` other B sentences (drawn excluding the scored ones), no label.
     The ceiling's step size is chosen by its own label-free loss on ``settings.n_heldout_B`` further unlabelled B
@@ -183,7 +181,7 @@ def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> 
         step size, "bp_heldout_loss": {step size: held-out loss (nats/token)}, "n_content": content tokens scored}``.
     """
     gcfg = grammar_config(settings)
-    test_b = generate("B", settings.n_test_B, seed, gcfg)
+    test_b = generate("B", settings.data.n_test_B, seed, gcfg)
     pool_b = generate("B", settings.n_unlabelled_B, seed, gcfg, exclude=map(tuple, test_b.sentences))
     held_b = generate("B", settings.n_heldout_B, seed, gcfg,
                       exclude=map(tuple, test_b.sentences + pool_b.sentences))
@@ -224,7 +222,7 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
     """
     torch.manual_seed(seed)
     np.random.seed(seed)
-    train, test = make_split("A", settings.n_train, settings.n_test, seed, grammar_config(settings))
+    train, test = make_split("A", settings.data.n_train, settings.data.n_test, seed, grammar_config(settings))
     y_te = test.flat_roles()
     preds, spcn, untrained = _spcn_readouts(settings, seed, train, test, progress)
     more, bp_history = _learning_readouts(settings, seed, train, test, progress)
@@ -248,12 +246,12 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
 def paired_words(a, b) -> str:
     """Per-seed ``a - b`` in words: ``"+0.012 ± 0.004 (n=5): a gain"``, ``"...: a loss"``,
     ``"...: no difference within the 95% CI"``, or ``"undetermined"`` with fewer than 2 seeds
-    (the rule: :func:`paper_lib.pipeline.rules.paired_difference`)."""
+    (the rule: :func:`paper_lib.claims.grammar.paired_difference`)."""
     return paired_difference(np.asarray(a, float) - np.asarray(b, float))[1]
 
 
 def paired_gain(a, b) -> bool:
-    """Whether ``a`` beats ``b`` per seed by :func:`paper_lib.pipeline.rules.paired_difference` (a gain)."""
+    """Whether ``a`` beats ``b`` per seed by :func:`paper_lib.claims.grammar.paired_difference` (a gain)."""
     return paired_difference(np.asarray(a, float) - np.asarray(b, float))[0] == "gain"
 
 

@@ -11,10 +11,10 @@ budget (within ``budget_tol``, checked before anything trains), beside the unigr
 Kneser-Ney bigram lines counted on the same training tokens (:mod:`paper_lib.ngram`).
 
 An ablation in which readers that can and cannot see the past tie has no power; its verdict
-(:func:`paper_lib.pipeline.report.verdict_for`, claim ``ablation``) is "not informative" unless a reader that sees past tokens beats
+(:data:`paper_lib.claims.lm.CLAIMS`, claim ``ablation``) is "not informative" unless a reader that sees past tokens beats
 the trace-bounded readers with confidence intervals apart. Sizes and budget are ours (the
 paper gives neither); they live in the ``predictor_ablation`` section of
-:mod:`paper_lib.pipeline.profiles`.
+:mod:`paper_lib.profile_settings`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..lm_recipe import LMSettings, build_lm, configure_lm, induction_length, run_lm
+from ..lm_recipe import Evaluation, LMSettings, build_lm, configure_lm, run_lm
 from ..models.lm import count_params
 from ..models.spen import SPEN
 from ..ngram import reference_losses
@@ -125,8 +125,8 @@ def run_one(name: str, settings: Settings, data: dict, seed: int, progress: bool
         in the same document within the window, :func:`paper_lib.evaluate.evaluate`).
     """
     kind = "transformer" if name == "transformer" else "spen"
-    r = run_lm(kind, settings, data, seed, predictor=None if kind == "transformer" else name, progress=progress,
-               desc=f"{name} seed {seed}", induction_len=induction_length(settings))
+    r = run_lm(kind, settings, data, seed, Evaluation(induction=True), predictor=None if kind == "transformer" else name,
+               progress=progress)
     rep = r["val"]["repeat"]
     tl = r["val"]["token_loss"]
     return {"model": name, "seed": seed, "params": r["params"], "val_loss": r["val"]["loss"],

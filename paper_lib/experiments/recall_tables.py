@@ -10,7 +10,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..pipeline.rules import (
+from ..claims.recall import (
     RECALL_CAPACITY,
     RECALL_FAR_BELOW,
     RECALL_SOLVED,
@@ -74,7 +74,7 @@ def pairs_paragraph(by_pairs: pd.DataFrame, s, informative: bool) -> str:
     if ctrl:
         text += "Controls that see more than the bank: " + ", ".join(
             f"`{m}` {acc[m][1]:.2f}" for m in ctrl) + f" at N = {hi}"
-        text += (f"; the GRU (a learned gate, state of {len(s.alphas)} x {s.d_model} numbers per block, equal to "
+        text += (f"; the GRU (a learned gate, state of {len(s.spen.alphas)} x {s.d_model} numbers per block, equal to "
                  f"SPEN's traces) {acc['gru'][1]:.2f}." if "gru" in acc else ".")
     if "oracle" in acc:
         text += (f" The trace oracle (the best reader we fit of one fixed bank of width {s.d_model}) scores "
@@ -101,7 +101,7 @@ POSITIVE_CONTROLS: tuple[str, ...] = ("transformer", "spen_token_attention")
 
 def capacity_table(by_width: pd.DataFrame) -> pd.DataFrame:
     """The capacity panel (Zoology's figure): per model, width and seed, the largest ``N`` recalled
-    at :data:`paper_lib.pipeline.rules.RECALL_CAPACITY` or more (0: none), against the state size.
+    at :data:`paper_lib.claims.recall.RECALL_CAPACITY` or more (0: none), against the state size.
     ``by_width``: rows ``model, n_pairs, d_model, seed, accuracy, state_size`` (every ``N`` tested).
     Returns ``model, state_size, n_star, seed, d_model`` sorted by model, state size and seed."""
     rows = [{"model": m, "state_size": int(g.state_size.iloc[0]),
@@ -162,9 +162,9 @@ def _near_far(d: pd.DataFrame, horizon: float) -> tuple[float, float]:
 
 def retention_informative(by_distance: pd.DataFrame, s) -> tuple[bool, str]:
     """Whether the retention panel can be read: every positive control run (the Transformer,
-    SPEN-token_attention) solves the task (:func:`paper_lib.pipeline.rules.recall_solved`) at
+    SPEN-token_attention) solves the task (:func:`paper_lib.claims.recall.recall_solved`) at
     every distance bin's side, near and beyond the slowest horizon. Returns ``(ok, why)``."""
-    horizon = 1 / min(s.alphas)
+    horizon = 1 / min(s.spen.alphas)
     failed = []
     for m in POSITIVE_CONTROLS:
         d = by_distance[by_distance.model == m]
@@ -185,9 +185,9 @@ def distance_paragraph(by_distance: pd.DataFrame, s, chance: float) -> str:
 
     ``chance`` is the keys-ignored baseline at ``s.distance_n_pairs``. Says "not informative at this
     budget" when a positive control fails (:func:`retention_informative`), or, per model, when it
-    is not above chance inside the horizon (:func:`~paper_lib.pipeline.rules.above_chance`: it never
+    is not above chance inside the horizon (:func:`~paper_lib.claims.recall.above_chance`: it never
     learned the task, so where its recall vanishes cannot be read)."""
-    horizon = 1 / min(s.alphas)
+    horizon = 1 / min(s.spen.alphas)
     near, far, parts = {}, {}, []
     for m in dict.fromkeys(by_distance.model):
         near[m], far[m] = _near_far(by_distance[by_distance.model == m], horizon)

@@ -13,21 +13,24 @@ The paper reports C4 perplexity 260 for its 130M-parameter SPEN against 33 for G
 3. the main runs at the chosen rates, with held-out loss measured at several token budgets
    inside one run (a token-scaling curve) and the loss split by target class
    (already seen earlier in the document, or first occurrence);
-4. training throughput against sequence length, both models interleaved in one run.
+4. training throughput against sequence length, both models interleaved in one run;
+5. a bounded try with relative positions (:func:`rotary_try`): the Transformer with rotary
+   positions on the recipe's text and, beside the learned-position one, on repeated random spans,
+   its induction score logged along the way.
 """
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..evaluate import measure_throughput
-from ..in_context import loss_by_position
-from ..lm_recipe import MODELS, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
+from ..in_context import loss_by_position, repeated_span_stream
+from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 from ..train import Diverged
@@ -84,6 +87,12 @@ class Settings(LMSettings):
     throughput_steps: int = 2            # timed steps per measurement
     throughput_repeats: int = 5          # interleaved rounds (median reported; 2 gave 1.94x-2.24x at 4096 run to run)
     seeds: tuple[int, ...] = (0, 1, 2)   # three seeds: the t multiplier of a 95% CI is 4.3 (12.7 with two)
+    rotary_try: bool = True              # run the relative-position try (rotary_try(); not at the paper profile)
+    rotary_eval_every: int = 250         # steps between the try's induction scores (and the last step)
+    rotary_span_len: tuple[int, int] = setting((16, 64), low=2)  # tokens of each repeated random span (lo, hi)
+    rotary_span_share: float = setting(1.0, low=0, high=1, low_open=True)  # share of the span stream in spans
+    rotary_span_layers: int = 2          # attention-only blocks of the span arms (Olsson et al.'s two-layer model)
+    rotary_seed: int = setting(0, low=0)  # seed of the try's runs and of its span stream
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -133,16 +142,13 @@ def reference_table(refs: dict) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- training
 
-def run_model(kind: str, settings, data: dict, seed: int, lr: float | None = None, steps: int | None = None,
-              eval_at=(), eval_split: str = "val", final_splits=("val", "ood"), progress: bool = True,
-              layer_probe: bool = False) -> dict:
-    """Train one ``kind`` model (``"spen"`` or ``"transformer"``) and evaluate it: the recipe's
-    :func:`paper_lib.lm_recipe.run_lm` (see there for ``lr``, ``steps``, ``eval_at`` and the returned dict);
-    with ``layer_probe`` also the identity of the current and previous token at every layer of its
-    residual stream on ``eval_split``'s windows (``"layers"``, :func:`paper_lib.lm_recipe.probe_layers`)."""
-    return run_lm(kind, settings, data, seed, lr=lr, steps=steps, eval_at=eval_at, eval_split=eval_split,
-                  final_splits=final_splits, progress=progress, induction_len=induction_length(settings),
-                  layer_probe=eval_split if layer_probe else None)
+def main_evaluation(settings: Settings) -> Evaluation:
+    """What notebook 03's main runs measure: held-out loss and the in-context scores at every
+    ``eval_at`` step and the last, then both reported texts and the layer probe (the identity of
+    the current and previous token at every layer of the residual stream,
+    :func:`paper_lib.lm_recipe.probe_layers`)."""
+    return Evaluation(at=tuple(sorted(set(settings.eval_at) | {settings.train.steps})), induction=True,
+                      layer_probe=True)
 
 
 def layers_frame(runs: list[dict]) -> pd.DataFrame:
@@ -164,8 +170,8 @@ def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True
     for kind in kinds:
         for lr in settings.sweep_lrs:
             try:
-                loss = run_model(kind, settings, data, settings.sweep_seed, lr=lr, steps=settings.sweep_steps,
-                                 final_splits=("dev",), progress=progress)["dev"]["loss"]
+                loss = run_lm(kind, settings, data, settings.sweep_seed, Evaluation(final_splits=("dev",), induction=True),
+                              lr=lr, steps=settings.sweep_steps, progress=progress)["dev"]["loss"]
             except Diverged:  # a rate too high for this model: no dev loss, never chosen (choose_lr skips NaN)
                 loss = float("nan")
             rows.append({"model": kind, "lr": lr, "val_loss": loss,
@@ -235,6 +241,65 @@ def repeat_split(runs: list[dict], refs: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------- relative positions
+
+ROTARY_ARMS: tuple[tuple[str, str, str], ...] = (
+    ("rotary, text", "rotary", "text"),
+    ("rotary, repeated spans", "rotary", "spans"),
+    ("learned, repeated spans", "learned", "spans"),
+)
+"""The try's arms: (label, ``TransformerConfig.positions``, training stream). ``text``: the recipe's
+training stream and the matched Transformer's sizes; ``spans``: :func:`paper_lib.in_context.repeated_span_stream`
+and ``rotary_span_layers`` attention-only blocks of the same width."""
+
+
+def rotary_try(settings: Settings, data: dict, progress: bool = True) -> list[dict]:
+    """The bounded try with relative positions (our design; the paper is silent): each arm of
+    :data:`ROTARY_ARMS` trained for ``train.steps`` steps at the Transformer's learning rate
+    (seed ``rotary_seed``), its held-out loss and induction score (``induction_length`` random
+    tokens repeated, nats) measured every ``rotary_eval_every`` steps and at the last
+    (:func:`paper_lib.lm_recipe.run_lm`). Rotary positions (:mod:`paper_lib.models.transformer`) are
+    the relative positions of the Transformers Zoology and Mamba compare against.
+
+    Returns:
+        One dict per arm: ``{"arm", "positions", "stream", "run"}`` (``run``: :func:`run_lm`'s dict).
+    """
+    steps, every = settings.train.steps, settings.rotary_eval_every
+    marks = sorted(set(range(every, steps + 1, every)) | {steps})
+    vocab = data["tokenizer"].get_vocab_size()
+    spans = repeated_span_stream(data["train"], vocab, len(data["train"]), settings.rotary_span_share,
+                                 settings.rotary_span_len, seed=settings.rotary_seed)
+    out = []
+    for arm, positions, stream in ROTARY_ARMS:
+        shape = {} if stream == "text" else {"n_layer": settings.rotary_span_layers, "attn_only": True}
+        s = replace(settings, transformer=replace(settings.transformer, positions=positions, **shape))
+        r = run_lm("transformer", s, {**data, "train": data["train"] if stream == "text" else spans},
+                   settings.rotary_seed, eval_at=marks, final_splits=("val",), progress=progress, desc=arm,
+                   induction_len=induction_length(settings))
+        out.append({"arm": arm, "positions": positions, "stream": stream, "run": r})
+    return out
+
+
+def rotary_frame(arms: list[dict]) -> pd.DataFrame:
+    """The try's curves: ``arm, positions, stream, params, step, tokens, induction_score, val_loss`` (nats)."""
+    return pd.DataFrame([{"arm": a["arm"], "positions": a["positions"], "stream": a["stream"],
+                          "params": a["run"]["params"], "step": p["step"], "tokens": p["tokens"],
+                          "induction_score": p["induction_score"], "val_loss": p["val_loss"]}
+                         for a in arms for p in a["run"]["scaling"]])
+
+
+def rotary_metrics(curves: pd.DataFrame) -> dict[str, list[float]]:
+    """The try's metrics (nats): ``rotary_induction_score`` and ``rotary_val_loss`` (text arm, last step),
+    ``rotary_span_induction_score`` and ``learned_span_induction_score`` (span arms, last step),
+    ``rotary_best_induction_score`` (the highest score of a rotary arm at any logged step)."""
+    last = curves.sort_values("step").groupby("arm").tail(1).set_index("arm")
+    return {"rotary_induction_score": [float(last.loc["rotary, text", "induction_score"])],
+            "rotary_val_loss": [float(last.loc["rotary, text", "val_loss"])],
+            "rotary_span_induction_score": [float(last.loc["rotary, repeated spans", "induction_score"])],
+            "learned_span_induction_score": [float(last.loc["learned, repeated spans", "induction_score"])],
+            "rotary_best_induction_score": [float(curves[curves.positions == "rotary"].induction_score.max())]}
+
+
 # --------------------------------------------------------------------------- throughput
 
 def throughput_table(settings: Settings, vocab_size: int, kinds=MODELS) -> pd.DataFrame:
@@ -280,7 +345,7 @@ def metrics_03(per_seed: pd.DataFrame, refs: dict, thr: pd.DataFrame | None, n_t
     ``<model>_past_unigram_nats`` = unigram_val_loss - <model>_val_loss (> 0: better than unigram).
     ``<model>_tokens_per_s``: at the longest throughput length (only with ``thr``).
     ``<model>_induction_score`` and ``<model>_in_context_score``: nats (:mod:`paper_lib.in_context`);
-    the report's gate reads the Transformer's (:func:`paper_lib.pipeline.rules.copies_in_context`).
+    the report's gate reads the Transformer's (:func:`paper_lib.claims.lm.copies_in_context`).
     """
     def col(kind, c):
         return per_seed[per_seed.model == kind].sort_values("seed")[c].to_numpy(dtype=float)

@@ -44,6 +44,7 @@ import torch
 from ..data.grammar import (
     ROLES,
     GrammarConfig,
+    GrammarData,
     function_words,
     generate,
     make_documents,
@@ -58,6 +59,7 @@ from ..models.spcn import SPCN, SPCNConfig
 from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe, lag_decodability
+from ..profile_settings import PROFILE_SETTINGS
 
 READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_contentdrop", "spcn_bidir",
                              "gru_causal", "causal_gru_nodrop", "bigru")
@@ -92,12 +94,9 @@ class AgreementSettings:
 @dataclass
 class Settings:
     """Notebook 02's settings; the defaults are the ``cpu`` profile's (our design: the paper
-    gives no sizes). Profiles change them in :mod:`paper_lib.pipeline.profiles`."""
+    gives no sizes). Profiles change them in :mod:`paper_lib.profile_settings`."""
 
-    n_train: int = 1000                  # training sentences of Grammar A (1000: the 10-minute cpu budget)
-    n_test: int = 500                    # held-out sentences of Grammar A
-    n_test_B: int = 500                  # sentences of Grammar B (never trained on)
-    max_depth: int = setting(3, low=0)   # deepest relative-clause nesting (levels)
+    data: GrammarData = field(default_factory=GrammarData)  # sentences of A and B (shared with notebook 01)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # seeds (grammars, SPCN, probes, BiGRU, GRU LM)
     workers: int = 2                     # seeds run at once (worker processes, one thread each)
     spcn: SPCNConfig = field(default_factory=lambda: SPCNConfig(
@@ -125,7 +124,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     Raises:
         ValueError: unknown profile or an unknown setting (one line naming the allowed ones).
     """
-    s = check_seeds(configure(Settings(), "transfer", profile, overrides))
+    s = check_seeds(configure(Settings(), "transfer", profile, overrides, PROFILE_SETTINGS))
     kept = tuple(x for x in s.timescale_seeds if x in s.seeds) or s.seeds[:1]
     return replace(s, timescale_seeds=kept)
 
@@ -193,9 +192,9 @@ def _controls_stage(settings: Settings, seed: int, spcn: SPCN, train, evals, tok
 def _hard_stage(settings: Settings, seed: int, progress: bool) -> pd.DataFrame:
     """The harder grammar: SPCN probe, BiGRU and causal GRU trained on its Grammar A, scored on its
     held-out A (``grammar`` "A_hard") and its B ("B_hard"). Returns the token table."""
-    gcfg = GrammarConfig.hard(max_depth=settings.max_depth)
-    train, test_a = make_split("A", settings.n_train, settings.n_test, seed, gcfg)
-    evals = {"A_hard": test_a, "B_hard": generate("B", settings.n_test_B, seed, gcfg)}
+    gcfg = GrammarConfig.hard(max_depth=settings.data.max_depth)
+    train, test_a = make_split("A", settings.data.n_train, settings.data.n_test, seed, gcfg)
+    evals = {"A_hard": test_a, "B_hard": generate("B", settings.data.n_test_B, seed, gcfg)}
     tokens = {g: _token_table(c, seed).assign(grammar=g) for g, c in evals.items()}
     spcn = SPCN(replace(settings.spcn, seed=seed)).fit(train.sentences, progress=progress)
     probe = _probe(settings, seed, spcn.token_features(train.sentences), train.flat_roles())
@@ -338,9 +337,9 @@ def run_seed(settings: Settings, seed: int, progress: bool = False) -> dict[str,
         timings[name] = time.perf_counter() - clock
         clock = time.perf_counter()
 
-    gcfg = GrammarConfig(max_depth=settings.max_depth)
-    train, test_a = make_split("A", settings.n_train, settings.n_test, seed, gcfg)
-    test_b = generate("B", settings.n_test_B, seed, gcfg)
+    gcfg = GrammarConfig(max_depth=settings.data.max_depth)
+    train, test_a = make_split("A", settings.data.n_train, settings.data.n_test, seed, gcfg)
+    test_b = generate("B", settings.data.n_test_B, seed, gcfg)
     y_tr = train.flat_roles()
     evals = {"A": test_a, "B": test_b}
     tokens = {g: _token_table(c, seed).assign(**split_columns(c.sentences, c.roles, gcfg)) for g, c in evals.items()}

@@ -67,7 +67,7 @@ class SPCNConfig:
             raise ValueError("d_code, n_columns, column_size, batch_size must be >= 1 and epochs >= 0")
         if self.rule not in LEARNING_RULES:
             raise ValueError(f"unknown rule {self.rule!r}; allowed: {', '.join(LEARNING_RULES)}")
-        self.alphas = tuple(float(a) for a in check_alphas(self.alphas))
+        self.alphas = tuple(float(a) for a in check_alphas(self.alphas, "SPCNConfig"))
 
     @property
     def n_units(self) -> int:

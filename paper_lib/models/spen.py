@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..ema import PAPER_ALPHAS, ema_traces
+from ..ema import ema_traces, rates_setting
 from ..pipeline.settings import check_fields, setting
 from ..predictors import build_predictor
 from ..predictors.linear import LinearPredictor
@@ -63,7 +63,7 @@ class SPENConfig:
     vocab_size: int = 50257
     n_layer: int = 12
     d_model: int = 768
-    alphas: tuple[float, ...] = setting(PAPER_ALPHAS, low=0, high=1, low_open=True)
+    alphas: tuple[float, ...] = rates_setting()
     d_bottleneck: int = 256
     d_ff: int = 3072
     top_k_frac: float = setting(0.06, low=0, high=1, low_open=True)
@@ -74,8 +74,6 @@ class SPENConfig:
     def __post_init__(self):
         if isinstance(self.alphas, (list, tuple)):
             self.alphas = tuple(float(a) if isinstance(a, int) and not isinstance(a, bool) else a for a in self.alphas)
-        if not self.alphas:
-            raise ValueError("SPENConfig.alphas=(): must be a non-empty list of rates in (0, 1]")
         check_fields(self)
 
     @property

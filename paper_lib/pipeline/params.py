@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable, Mapping
 
-from .profiles import check_profile
+from .profiles import check_profile, get_profile
 from .settings import check_seed_list
 
 INJECTED_MARK = "# Parameters"  # the first line of the cell papermill injects
@@ -74,7 +74,7 @@ def check_parameters(namespace: Mapping[str, Any]) -> None:
     Raises:
         ValueError: one line naming the wrong parameter and the allowed ones.
     """
-    from .provenance import SMOKE_BANNER, runner_run
+    from .provenance import runner_run
 
     found = injected_parameters(namespace.get("In", []))
     if found is not None:
@@ -87,7 +87,8 @@ def check_parameters(namespace: Mapping[str, Any]) -> None:
     if run is not None and namespace.get("profile") != run["profile"]:
         raise ValueError(f"profile {namespace.get('profile')!r} differs from the runner's --profile {run['profile']!r}; "
                          "set the profile only with --profile")
-    if namespace.get("profile") == "smoke" and "get_ipython" in namespace:
+    banner = get_profile(namespace["profile"]).banner if "profile" in namespace else ""
+    if banner and "get_ipython" in namespace:
         from IPython.display import Markdown, display
 
-        display(Markdown(f"**{SMOKE_BANNER}**"))
+        display(Markdown(f"**{banner}**"))

@@ -12,21 +12,22 @@ marks, legends that never cover data. Our design: the paper is silent.
 """
 from __future__ import annotations
 
-SMOKE_NOTE = "smoke run: checks the plumbing, proves nothing"
+from .profiles import PROFILES
 
 
 def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: str | None = None) -> None:
     """Write a footer under ``fig``: profile, seed count, what the error bars are, a note.
 
-    A smoke run says so (:data:`SMOKE_NOTE`), so its figure is never mistaken for a finding.
+    A run that proves nothing says so (its profile's :attr:`~paper_lib.pipeline.profiles.Profile.note`),
+    so its figure is never mistaken for a finding.
     """
     parts = [f"profile: {profile}", f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"]
     if errorbars:
         parts.append(f"error bars: {errorbars}")
     if note:
         parts.append(note)
-    if profile == "smoke":
-        parts.append(SMOKE_NOTE.upper())
+    if profile in PROFILES and PROFILES[profile].note:
+        parts.append(PROFILES[profile].note.upper())
     fig.text(0.01, -0.02, " · ".join(parts), ha="left", va="top", fontsize=8, color="0.35")
 
 

@@ -25,9 +25,10 @@ info, a Markdown comment) and, for every file, into the folder's ``provenance.js
 ``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "threads": n, "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+     "threads": n, "cpu": ..., "cpu_capability": ..., "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
-plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at the smoke profile.
+plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at a profile whose runs prove
+nothing (its :attr:`~paper_lib.pipeline.profiles.Profile.note`).
 Our design: the paper is silent.
 """
 from __future__ import annotations
@@ -44,10 +45,9 @@ from typing import Any, Iterable, Mapping
 
 from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .figcheck import check_figure
-from .plots import SMOKE_NOTE
-from .profiles import check_profile
+from .profiles import check_profile, get_profile
 from .stats import mean_ci95
-from .threads import threads_in_use
+from .threads import machine, threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PATHS = ("paper_lib", "notebooks", "benchmarks")  # what the results are computed from
@@ -55,7 +55,6 @@ PUBLISH_ENV = "PAPER_LIB_PUBLISH"  # "1": a script's Outputs publishes to figure
 RUN_ENV = "PAPER_LIB_RUN"  # set by the runner for its kernel: JSON of the run's folders, profile, commit
 FIGURE_DPI = 150  # every PNG is saved at this dpi; the legibility check measures at it
 FIGCHECK_ENV = "PAPER_LIB_FIGCHECK"  # "raise": a legibility problem raises at every profile (default: at smoke)
-SMOKE_BANNER = SMOKE_NOTE[0].upper() + SMOKE_NOTE[1:] + "."
 
 
 def _git(root: Path, *args: str) -> str:
@@ -183,15 +182,16 @@ def publishing() -> bool:
 def output_dir(notebook: str, profile: str, root: Path = REPO_ROOT, publish: bool = True) -> Path:
     """Where ``notebook`` writes at ``profile``.
 
-    ``figures/<notebook>`` when ``publish`` and the profile is not ``smoke``, else
+    ``<figures>/<notebook>`` when ``publish`` and the profile publishes (its
+    :attr:`~paper_lib.pipeline.profiles.Profile.figures`: ``figures/`` at cpu and paper), else
     ``build/<profile>/figures/<notebook>``.
 
     Raises:
         ValueError: unknown profile.
     """
-    check_profile(profile)
-    if publish and profile != "smoke":
-        return Path(root) / "figures" / notebook
+    record = get_profile(profile)
+    if publish and record.publishes:
+        return Path(root) / record.figures / notebook
     return Path(root) / "build" / profile / "figures" / notebook
 
 
@@ -272,7 +272,7 @@ class Outputs:
         else:
             self.root = Path(root) if root is not None else REPO_ROOT
             self.commit, reason = source_commit(self.root)
-            self.published = bool(publishing() if publish is None else publish) and profile != "smoke"
+            self.published = bool(publishing() if publish is None else publish) and get_profile(profile).publishes
             if self.published:
                 check_clean(self.commit, reason=reason, root=self.root)
             self.dir, self._managed = output_dir(notebook, profile, self.root, self.published), False
@@ -284,8 +284,8 @@ class Outputs:
         :func:`~paper_lib.pipeline.parallel.parallel_map`'s jobs always run at one), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
                  "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
-        if self.profile == "smoke":
-            stamp["note"] = SMOKE_NOTE
+        if note := get_profile(self.profile).note:
+            stamp["note"] = note
         return stamp
 
     def _record(self, *paths: Path) -> None:
@@ -333,7 +333,7 @@ class Outputs:
         if problems:
             message = f"figure {name!r} of {self.notebook}: {problems[0]}" + (
                 f" (and {len(problems) - 1} more: {'; '.join(problems[1:])})" if len(problems) > 1 else "")
-            if self.profile == "smoke" or os.environ.get(FIGCHECK_ENV, "") == "raise":
+            if get_profile(self.profile).proves_nothing or os.environ.get(FIGCHECK_ENV, "") == "raise":
                 raise ValueError(message)
             warnings.warn(message, stacklevel=2)
         text = json.dumps(self.provenance(), sort_keys=True)
@@ -361,7 +361,7 @@ class Outputs:
             df.to_csv(tmp, index=index)
         stamp = json.dumps(self.provenance(), sort_keys=True)
         md = df.to_markdown(index=index, floatfmt=floatfmt)
-        banner = f"**{SMOKE_BANNER}**\n\n" if self.profile == "smoke" else ""
+        banner = f"**{b}**\n\n" if (b := get_profile(self.profile).banner) else ""
         write_text(md_path, f"{banner}<!-- provenance: {stamp} -->\n\n{md}\n")
         self._record(csv_path, md_path)
         return self.dir / csv_path.name
@@ -387,9 +387,9 @@ class Outputs:
         for key, value in metrics.items():
             summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
-               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), "metrics": summary}
-        if self.profile == "smoke":
-            doc["note"] = SMOKE_NOTE
+               "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), **machine(), "metrics": summary}
+        if note := get_profile(self.profile).note:
+            doc["note"] = note
         write_json(self._stage / "metrics.json", doc)
         self.finish()
         return self.dir / "metrics.json"

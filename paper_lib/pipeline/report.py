@@ -1,87 +1,62 @@
 """The reproduction report: one row per claim of the paper, each decided by ONE rule that can fail.
 
-``python -m paper_lib.pipeline.report --profile cpu`` (the last step of ``make all``) reads every
-notebook's ``metrics.json`` and writes ``REPORT.md`` beside them; at ``cpu`` it also refreshes
-the table in ``README.md`` between the ``report:start``/``report:end`` markers. The notebooks
-print the same verdict through :func:`verdict_for`, so a notebook and the report cannot disagree.
+The claims, their rules and the words for their metrics belong to the claims wing
+(:mod:`paper_lib.claims`, one module per notebook family); this module is the plumbing that
+decides a :class:`Claim` on a notebook's ``metrics.json`` and tabulates a set of them
+(:class:`Claims`), knowing no claim and no metric itself. ``python -m paper_lib.claims report
+--profile cpu`` (the last step of ``make all``) reads every notebook's ``metrics.json`` and writes
+``REPORT.md`` beside them; a profile with :attr:`~paper_lib.pipeline.profiles.Profile.readme`
+(cpu) also refreshes the table in ``README.md`` between the ``report:start``/``report:end``
+markers. The notebooks print the same verdict through :meth:`Claims.markdown`, so a notebook and
+the report cannot disagree.
 
 A claim is decided in this order (our design: the paper states no tolerances):
 
 1. ``not run yet`` / ``metric missing``: its notebook or a metric is absent;
-2. ``undetermined``: fewer than 2 seeds (no interval) or a smoke run (plumbing, not evidence);
+2. ``undetermined``: fewer than 2 seeds (no interval) or a run that proves nothing (smoke:
+   plumbing, not evidence);
 3. ``not informative at this budget``: the claim's *control* did not differ as it must for the
    experiment to have power (e.g. both language models near the unigram loss, a positive control
    that fails the task); the reason names the numbers (a claim may word this verdict itself,
-   ``Claim.gated``: row 1 says "the number; not attributable to learning");
-4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it below.
+   ``Claim.gated``: "the number; not attributable to learning");
+4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it in its family's module.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
 from .atomic import write_text
-from .labels import label, plain
-from .profiles import check_profile
+from .labels import Labels
+from .profiles import PROFILES, get_profile
 from .provenance import REPO_ROOT, output_dir
-from .report_render import _md_cell, findings_markdown, render, results_markdown, update_readme  # noqa: F401
-from .rules import (
-    RECALL_SOLVED,
-    Gate,
-    Metrics,
-    Rule,
-    all_of,
-    any_solves,
-    at_least,
-    beats,
-    beats_each,
-    beats_negative_controls,
-    ceiling_above_floor,
-    copies_in_context,
-    depth_dilution,
-    depth_learnable,
-    first_gate,
-    learned_state_keeps,
-    near,
-    oracle_below_learned,
-    oracle_converged,
-    oracle_loses,
-    past_unigram,
-    recall_gap,
-    solves,
-    spread,
-    structure_outlives_identity,
-    traces_lose,
-    unbounded_beats_bounded,
-)
+from .rules import Gate, Metrics, Rule, sizes
 from .stats import mean_ci95
 
-# --------------------------------------------------------------------------- the claims
+# --------------------------------------------------------------------------- claims and verdicts
 
 @dataclass(frozen=True)
 class Claim:
     """One claim of the paper (the numbers it reports) and how we decide it.
 
     Attributes:
-        key: a short id, for :func:`verdict_for` (``"ablation"``).
+        key: a short id (``"ablation"``), the anchor of its section and what notebooks ask for.
         claim: the claim in words. paper: the paper's number or relation, as text.
         paper_value: the paper's number where there is one (for the "distance" column).
         notebook: the notebook whose ``metrics.json`` holds the metrics.
         metrics: metric names the rule needs (all must exist); shown in the "ours" column.
         rule: -> (yes | partly | no, reason). gate: -> reason the experiment has no power, or None.
-        prefixes: extra metric-name prefixes to show (families such as ``recall_acc_spen_<N>``).
+        prefixes: extra metric-name prefixes to show (families such as ``<metric>_<N>``, one per pair count or depth).
         shown: metric-name prefixes shown but not counted for the seeds check (exact numbers such
             as a baseline or a state size, one value each).
         figure: a file under ``figures/<notebook>/`` to link.
         headline: the one metric of the results table's "ours" cell (default: the first of
-            ``metrics``); a name ending in ``_`` is a family (``recall_acc_spen_``): its member with
+            ``metrics``); a name ending in ``_`` is a family (``<metric>_``): its member with
             the largest numeric suffix (the largest N or depth) is shown.
         versus: the one metric of the "against" cell (the control or rival the rule compares with).
         comparable: whether ours and the paper's number measure the same thing (same task and
@@ -107,114 +82,6 @@ class Claim:
     gated: str = "not informative at this budget"
 
 
-BOUNDED = ("loss_linear", "loss_linear_attention", "loss_softmax_attention")
-UNBOUNDED = ("loss_token_attention", "loss_history_attention", "loss_selective", "loss_transformer")
-
-CLAIMS: tuple[Claim, ...] = (
-    Claim("within_A", "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU",
-          "0.960", 0.960, "01_grammar_probe", ("spcn_probe_acc_A", "spcn_over_bigru_A"),
-          near("spcn_probe_acc_A", 0.960, 0.03, 0.08),
-          gate=beats_negative_controls("spcn_probe_acc_A", ("spcn_untrained_acc_A", "spcn_level1_floor_acc_A")),
-          prefixes=("spcn_level1_floor_acc_A", "spcn_untrained_acc_A"),
-          figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning"),
-    Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces, where the "
-          "fixed code cannot do the job: Grammar B's unseen content words, with word codes learned from unlabelled A "
-          "and B sentences (Hebbian, zero labels; the probe trained on A's labels)",
-          "implied (PGHU learns the representation)", None, "01_grammar_probe",
-          ("spcn_learned_content_acc_B", "spcn_floor_content_acc_B"),
-          beats("spcn_learned_content_acc_B", "spcn_floor_content_acc_B"),
-          gate=ceiling_above_floor("backprop_content_acc_B", "spcn_floor_content_acc_B"),
-          prefixes=("backprop_content_acc_B", "spcn_category_codes_content_acc_B", "spcn_learned_feat_acc_A",
-                    "spcn_level1_floor_acc_A", "spcn_backprop_acc_A", "spcn_untrained_acc_A"),
-          figure="learned_codes_B.png", versus="spcn_floor_content_acc_B"),
-    Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary); the total mixes function words and content words",
-          "0.618", 0.618, "02_transfer", ("spcn_acc_B",), near("spcn_acc_B", 0.618, 0.10, 0.20),
-          gate=beats_negative_controls("spcn_acc_B", ("spcn_none_acc_B",)),
-          prefixes=("spcn_function_acc_B", "spcn_content_acc_B", "spcn_none_acc_B"), figure="table2.md",
-          versus="spcn_none_acc_B"),
-    # issue 23 item 2: depth where the right answer is the minority under uncertainty. The metric is
-    # SPCN's subject-number accuracy at the verb after a centre-embedded stack, pooled over the items
-    # with k >= 1 attractors (paper_lib.data.agreement); the BiGRU, which reads the main verb itself,
-    # is the positive control; the old depth >= 2 role accuracies are shown beside it.
-    Claim("deep", "SPCN on deep embedding: the subject's number at the verb after a centre-embedded stack with "
-          ">= 1 attractor (Linzen et al. 2016; chance 0.5)", "0.84 (deep-embedded roles)", 0.84, "02_transfer",
-          ("spcn_attractor_acc_ge1",), near("spcn_attractor_acc_ge1", 0.84, 0.05, 0.12),
-          gate=any_solves(("bigru_attractor_acc_ge1",), 0.9),
-          prefixes=("spcn_attractor_acc_", "gru_causal_attractor_acc_", "bigru_attractor_acc_", "spcn_deep_acc_A",
-                    "spcn_deep_acc_hard", "bigru_deep_acc_hard", "gru_causal_deep_acc_hard"),
-          figure="accuracy_by_attractors.png", versus="gru_causal_attractor_acc_ge1"),
-    Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the "
-          "structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without "
-          "<unk> training)", "SPCN > BiGRU", None, "02_transfer",
-          ("spcn_struct_context_acc_B", "gru_causal_struct_context_acc_B", "causal_gru_nodrop_struct_context_acc_B"),
-          beats_each("spcn_struct_context_acc_B", ("gru_causal_struct_context_acc_B",
-                                                   "causal_gru_nodrop_struct_context_acc_B")),
-          prefixes=("struct_context_share_B", "spcn_struct_category_acc_B", "gru_causal_struct_category_acc_B",
-                    "causal_gru_nodrop_struct_category_acc_B", "spcn_bidir_struct_context_acc_B",
-                    "bigru_nounk_struct_context_acc_B"),
-          figure="structure_split.md", versus="causal_gru_nodrop_struct_context_acc_B"),
-    Claim("content", "BiGRU far ahead on content-dependent roles that a causal reader can see (within A); roles "
-          "fixed by a later verb are a causality confound, shown apart", "BiGRU >> SPCN", None, "02_transfer",
-          ("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A"),
-          beats("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A", margin=0.10),
-          prefixes=("bigru_lexical_acc_A", "spcn_lexical_acc_A", "gru_causal_lexical_causal_acc_A",
-                    "spcn_content_acc_lag_", "gru_causal_content_acc_lag_", "bigru_content_acc_lag_"),
-          figure="role_groups.md", versus="spcn_lexical_causal_acc_A"),
-    Claim("ppl_gap", "EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)", "~7.9x", 260 / 33, "03_spen_train",
-          ("ppl_ratio", "spen_val_ppl", "transformer_val_ppl"), at_least("ppl_ratio", 3.9, 1.5),
-          gate=first_gate(past_unigram(("spen", "transformer")),
-                          copies_in_context("transformer_induction_score", "transformer_val_loss")),
-          prefixes=("transformer_induction_score", "spen_induction_score"), figure="table3_perplexity.md",
-          versus="transformer_induction_score", comparable=False),
-    Claim("ablation", "Predictor ablation: linear, linear attention, softmax attention give the same loss",
-          "7.60 nats, all three", 7.60, "04_predictor_ablation", BOUNDED, spread(BOUNDED, 0.02, 0.05),
-          gate=first_gate(copies_in_context("induction_transformer", "loss_transformer"),
-                          unbounded_beats_bounded(BOUNDED, UNBOUNDED)),
-          prefixes=UNBOUNDED + ("induction_transformer",), figure="table4_ablation.md",
-          versus="loss_softmax_attention", comparable=False),
-    Claim("recall", "Attention recalls what SPEN's compressed state does not (associative recall, SPEN vs the "
-          "Transformer as N grows)", "beyond the paper", None, "05_associative_recall", (),
-          recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
-          gate=solves("recall_acc_transformer_", RECALL_SOLVED), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
-          figure="recall_by_pairs.png", shown=("recall_baseline_",),
-          headline="recall_acc_spen_", versus="recall_acc_transformer_"),
-    Claim("recall_attribution", "The loss is the fixed traces' own: the best reader of the fixed traces fails where a "
-          "learned recurrence of equal state succeeds", "beyond the paper (the paper's mechanism)", None,
-          "05_associative_recall", (), traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"),
-                                                      "recall_acc_oracle_"),
-          gate=any_solves(("recall_acc_transformer", "recall_acc_spen_token_attention"), RECALL_SOLVED),
-          prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_spen_selective_", "recall_acc_oracle_"),
-          figure="recall_by_pairs.png",
-          shown=("recall_baseline_", "recall_state_"), headline="recall_acc_oracle_", versus="recall_acc_spen_"),
-    Claim("time_map", "Fixed-rate traces keep structure where they lose identity (lag 2, vocabulary / width 16)",
-          "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
-          ("time_identity_bank", "time_structure_bank"),
-          structure_outlives_identity("time_identity_bank", "time_structure_bank",
-                                      learned=("time_identity_gru", "time_structure_gru"),
-                                      others=(("selective scan", "time_identity_scan", "time_structure_scan"),)),
-          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5), oracle_loses("time_identity_oracle"),
-                          oracle_converged("time_oracle_converged")),
-          prefixes=("time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
-                    "time_identity_oracle", "time_structure_oracle", "time_oracle_converged"),
-          figure="time_by_lag.png",
-          versus="time_structure_bank"),
-    Claim("lag_equal_state", "At equal state, a learned GRU keeps word identity that the fixed trace bank loses "
-          "(notebook 02's lag curves, lag 1 and 4, both read by the same linear probe)", "beyond the paper", None,
-          "02_transfer", ("lag1_identity_acc_gru", "lag1_identity_acc_bank", "lag4_identity_acc_gru",
-                          "lag4_identity_acc_bank"),
-          all_of(beats("lag1_identity_acc_gru", "lag1_identity_acc_bank"),
-                 beats("lag4_identity_acc_gru", "lag4_identity_acc_bank")), figure="lag_decodability.png",
-          gate=oracle_below_learned("lag4_identity_acc_bank_oracle", "lag4_identity_acc_gru"),
-          gated="the number; not attributable to the fixed traces",
-          prefixes=("lag4_identity_acc_bank_oracle", "lag4_oracle_converged"),
-          headline="lag4_identity_acc_gru", versus="lag4_identity_acc_bank"),
-    Claim("depth_map", "Fixed-coefficient accumulation dilutes across depth; learned selection avoids it",
-          "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
-          gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png",
-          headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_"),
-)
-CLAIMS_BY_KEY = {c.key: c for c in CLAIMS}
-
 @dataclass(frozen=True)
 class Verdict:
     """A claim's verdict: ``holds`` (yes, partly, no, not informative at this budget,
@@ -223,11 +90,50 @@ class Verdict:
     holds: str
     reason: str
 
-    def markdown(self, claim: Claim) -> str:
-        """One line of Markdown for a notebook: the claim, the verdict in bold, the reason, the rule.
-        ``<`` is written ``&lt;`` so that ``<unk>`` shows in JupyterLab and in the executed
-        notebook's HTML instead of vanishing as an unknown HTML tag."""
-        line = (f"**Claim: {claim.claim}.** Verdict: **{self.holds}** ({plain(self.reason)}). "
+
+class Claims:
+    """An ordered set of claims and the labels of the metrics they read: one family's
+    (``paper_lib.claims.<family>.CLAIMS``, what its notebooks print) or the report's (all of them).
+
+    Raises:
+        ValueError: a claim key given twice.
+    """
+
+    def __init__(self, rows: Iterable[Claim], labels: Labels):
+        self.rows, self.labels = tuple(rows), labels
+        keys = [c.key for c in self.rows]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise ValueError(f"claim key(s) {', '.join(twice)} given twice")
+        self._by_key = {c.key: c for c in self.rows}
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, key: str) -> Claim:
+        """The claim ``key``. Raises ValueError: unknown key (the message lists the known ones)."""
+        if key not in self._by_key:
+            raise ValueError(f"unknown claim {key!r}; known: {', '.join(self._by_key)}")
+        return self._by_key[key]
+
+    def __add__(self, other: Claims) -> Claims:
+        return Claims(self.rows + other.rows, self.labels + other.labels)
+
+    def verdict(self, key: str, metrics: Mapping[str, object], profile: str) -> Verdict:
+        """The verdict that ``REPORT.md`` shows for claim ``key``, from a notebook's metrics (per-seed
+        lists or summaries). Raises ValueError: unknown claim key."""
+        return decide(self[key], summarise(metrics), profile)
+
+    def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
+        """What a notebook prints for claim ``key``: one line of Markdown, the claim, the verdict in
+        bold, the reason and the rule in words. ``<`` is written ``&lt;`` so that ``<unk>`` shows in
+        JupyterLab and in the executed notebook's HTML instead of vanishing as an unknown HTML tag."""
+        claim, v = self[key], self.verdict(key, metrics, profile)
+        plain = self.labels.plain
+        line = (f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
                 f"Rule: {plain(claim.rule.__doc__)}.")
         return line.replace("<", "&lt;")
 
@@ -242,8 +148,8 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     missing = [n for n in claim.metrics if n not in m]
     if missing:
         return Verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
-    if profile == "smoke":
-        return Verdict("undetermined", "smoke run: checks the plumbing, proves nothing")
+    if profile in PROFILES and PROFILES[profile].proves_nothing:    # an unknown origin is judged as evidence
+        return Verdict("undetermined", PROFILES[profile].note)
     names = list(claim.metrics) or [k for k in m if k.startswith(claim.prefixes)]
     n = min((int(m[k].get("n", 1)) for k in names), default=0)
     if n < 2:
@@ -257,19 +163,7 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     return Verdict(word, why)
 
 
-def verdict_for(key: str, metrics: Mapping[str, object], profile: str) -> Verdict:
-    """The verdict that ``REPORT.md`` will show for claim ``key``, from a notebook's metrics
-    (per-seed lists or summaries): what every notebook prints, so the two cannot disagree.
-
-    Raises:
-        ValueError: unknown claim key (the message lists the known ones).
-    """
-    if key not in CLAIMS_BY_KEY:
-        raise ValueError(f"unknown claim {key!r}; known: {', '.join(CLAIMS_BY_KEY)}")
-    return decide(CLAIMS_BY_KEY[key], summarise(metrics), profile)
-
-
-# --------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------- the table
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
@@ -291,11 +185,10 @@ def _member(m: Metrics, name: str) -> str | None:
     numeric suffix; ``None`` if absent."""
     if not name.endswith("_"):
         return name if name in m else None
-    sizes = [int(k[len(name):]) for k in m if k.startswith(name) and k[len(name):].isdigit()]
-    return f"{name}{max(sizes)}" if sizes else None
+    return f"{name}{ns[-1]}" if (ns := sizes(m, name)) else None
 
 
-def _cell(m: Metrics, name: str) -> str:
+def _cell(m: Metrics, name: str, label: Callable[[str], str]) -> str:
     """One number for the results table: ``"0.944 ± 0.0023 (SPCN probe accuracy on A)"``, or "—"."""
     key = _member(m, name) if name else None
     return f"{_fmt(m[key])} ({label(key)})" if key else "—"
@@ -314,8 +207,8 @@ def _distance(c: Claim, m: Metrics) -> str:
     return "0.000" if text in ("+0.000", "-0.000") else text
 
 
-def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFrame:
-    """One row per claim, in the order of ``claims``.
+def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
+    """One row per claim, in the order of ``claims``, its metrics named by ``claims.labels``.
 
     Columns: ``key, notebook, claim, paper, headline`` (ours: one number ± CI),
     ``versus`` (the control or rival the rule compares with: one number), ``distance`` (ours minus
@@ -323,6 +216,7 @@ def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFr
     ``why``, ``rule`` (both in plain words), ``ours`` (every number the claim reads, ``;``-separated),
     ``source`` (links relative to ``figures``).
     """
+    label, plain = claims.labels.label, claims.labels.plain
     rows = []
     for c in claims:
         doc = load_metrics(figures, c.notebook)
@@ -343,41 +237,104 @@ def claims_table(figures: Path, claims: tuple[Claim, ...] = CLAIMS) -> pd.DataFr
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        row["headline"] = _cell(m, c.headline or (c.metrics[0] if c.metrics else ""))
-        row["versus"] = _cell(m, c.versus)
+        row["headline"] = _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label)
+        row["versus"] = _cell(m, c.versus, label)
         row["distance"] = _distance(c, m)
         rows.append({**row, "holds": verdict.holds, "why": plain(verdict.reason)})
     return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
                                        "holds", "why", "rule", "ours", "source"])
 
 
-def write_report(profile: str, root: Path = REPO_ROOT) -> Path:
-    """Write ``REPORT.md`` for ``profile``; returns its path.
+# --------------------------------------------------------------------------- as Markdown: REPORT.md and the README
+
+def _md_cell(v):
+    """A table cell as Markdown text: ``|`` escaped, and ``<``, ``>`` as entities, so ``<unk>``
+    shows instead of vanishing as an HTML tag."""
+    if not isinstance(v, str):
+        return v
+    return v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
+    """The results table: ``# | claim | paper | ours ± CI | against | distance | verdict``, one
+    number per cell, each claim linked by ``link`` (formatted with the row's ``key`` and
+    ``notebook``) to its details (the rule, the reasoning, every number)."""
+    t = table.map(_md_cell)
+    short = pd.DataFrame({
+        "#": range(1, len(t) + 1),
+        "claim": [f"[{r.claim}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
+        "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "distance": t.distance,
+        "verdict": t.holds})
+    return short.to_markdown(index=False)
+
+
+def render(table: pd.DataFrame, profile: str) -> str:
+    """The Markdown report for ``table``: the summary, the results table, then one section per
+    claim (anchor ``claim-<key>``) with the verdict's reasoning, the rule and every number."""
+    counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
+    summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    details = []
+    for i, r in enumerate(table.itertuples(), 1):
+        numbers = "\n".join(f"- {_md_cell(x.strip())}" for x in r.ours.split(";")) if r.ours != "—" else "- none yet"
+        details.append(
+            f'<a id="claim-{r.key}"></a>\n\n### {i}. {_md_cell(r.claim)}\n\n'
+            f"**Verdict: {_md_cell(r.holds)}.** {_md_cell(r.why)}\n\n"
+            f"Rule (stated before the run): {_md_cell(r.rule)}.\n\n"
+            f"Numbers (mean ± 95% CI over seeds):\n\n{numbers}\n\nSource: {r.source}\n")
+    return (f"# Reproduction report ({profile} profile)\n\n"
+            "Generated by `python -m paper_lib.claims report` from every notebook's `metrics.json`; "
+            "do not edit by hand. Ours: mean ± 95% CI over seeds; *against*: the control or rival "
+            "the claim's rule compares with. Distance: ours minus the paper's number, only where both "
+            "measure the same thing. A claim is *not informative at this budget* when its control did "
+            "not differ as it must; each claim's section below gives the reason, the rule and every "
+            "number.\n\n"
+            f"Summary: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
+
+
+def findings_markdown(table: pd.DataFrame, link: str = "figures/REPORT.md#claim-{key}") -> str:
+    """The verdict counts and one line per decided claim (yes, partly, no) with its two numbers."""
+    counts = table["holds"].str.split(":").str[0].value_counts()
+    lines = [f"Of the {len(table)} claims tested: " + ", ".join(f"**{n}** {w}" for w, n in counts.items()) + "."]
+    for r in table[table.holds.isin(["yes", "partly", "no"])].map(_md_cell).itertuples():
+        lines.append(f"- [{r.claim}]({link.format(key=r.key, notebook=r.notebook)}): **{r.holds}**; "
+                     f"ours {r.headline}, against {r.versus}.")
+    return "\n".join(lines)
+
+
+def _between(text: str, start: str, end: str, new: str) -> str | None:
+    if start not in text or end not in text:
+        return None
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}"
+
+
+def update_readme(readme: Path, table: pd.DataFrame) -> bool:
+    """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the
+    results table (its claims linked to their sections of ``figures/REPORT.md``), and the text
+    between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
+    if not readme.exists():
+        return False
+    text = _between(readme.read_text(encoding="utf-8"), "<!-- report:start -->", "<!-- report:end -->",
+                    results_markdown(table, "figures/REPORT.md#claim-{key}"))
+    if text is None:
+        return False
+    text = _between(text, "<!-- findings:start -->", "<!-- findings:end -->", findings_markdown(table)) or text
+    write_text(readme, text)
+    return True
+
+
+def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None) -> Path:
+    """Write ``REPORT.md`` of ``claims`` for ``profile`` from the profile's figures folder
+    (``figures/`` at cpu and paper); returns its path. ``out``: write it there instead, and leave
+    ``README.md`` alone (a check of the report against the committed one); else a profile with
+    :attr:`~paper_lib.pipeline.profiles.Profile.readme` refreshes the README's table and findings.
 
     Raises:
         ValueError: unknown profile.
     """
-    figures = output_dir("x", check_profile(profile), root).parent
-    table = claims_table(figures)
-    path = write_text(figures / "REPORT.md", render(table, profile))
-    if profile == "cpu":
+    figures = output_dir("x", profile, root).parent
+    table = claims_table(figures, claims)
+    path = write_text(Path(out) if out is not None else figures / "REPORT.md", render(table, profile))
+    if out is None and get_profile(profile).readme:
         update_readme(root / "README.md", table)
     return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.report",
-                                 description="Write the reproduction report from every metrics.json.")
-    ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
-    args = ap.parse_args(argv)
-    try:
-        path = write_report(args.profile)
-    except (ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(f"report -> {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -45,7 +45,7 @@ from .atomic import atomic_path, check_replaceable, fresh_dir, replace_dir, scra
 from .failures import Attempt, quiet_start_errors, signal_of, signals_interrupt, start_timeout
 from .kernel import KERNEL_ENV, describe_exit, exit_status, kernel_env, watched_kernel_manager
 from .params import check_values
-from .profiles import check_profile
+from .profiles import check_profile, get_profile
 from .provenance import RUN_ENV, check_clean, output_dir, record, source_commit, source_date_epoch
 from .render import number_cells, render_html, tidy
 from .sources import changed_since, paired_difference, read_hashes
@@ -83,8 +83,8 @@ class RunPlan:
 
     @property
     def publishes(self) -> bool:
-        """Whether the outputs go to ``figures/`` (not at smoke)."""
-        return self.publish and self.profile != "smoke"
+        """Whether the outputs go to ``figures/`` (not at a profile that never publishes, smoke)."""
+        return self.publish and get_profile(self.profile).publishes
 
     @property
     def kept(self) -> Path:
@@ -103,7 +103,7 @@ def plan(source: str | Path, profile: str, publish: bool = False, root: str | Pa
     root = Path(root).resolve() if root is not None else source.parent.parent
     build, name = root / "build", source.stem
     executed = build / "executed" / profile if publish else build / profile / "executed"
-    return RunPlan(name, profile, root, publish, output_dir(name, profile, root, publish and profile != "smoke"),
+    return RunPlan(name, profile, root, publish, output_dir(name, profile, root, publish),
                    executed / f"{name}.ipynb", build / profile / "failed" / f"{name}.ipynb")
 
 

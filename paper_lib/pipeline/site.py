@@ -1,8 +1,9 @@
 """The companion as a static site under ``docs/``: the findings first, the code folded away.
 
-``python -m paper_lib.pipeline.site --profile cpu`` (the last step of ``make all``, after the
+``python -m paper_lib.claims site --profile cpu`` (the last step of ``make all``, after the
 report) reads the executed notebooks ``build/executed/<profile>/<NN_name>.ipynb`` and the claims
-table of :func:`paper_lib.pipeline.report.claims_table`, and writes
+table of :func:`paper_lib.pipeline.report.claims_table` for the claims it is given (knowing none
+itself), and writes
 
 - ``index.html``: what the paper claims, what we find, ONE results table (claim | paper | ours ± CI
   | against | verdict, one number per cell, the claim linking to its anchor on its notebook's page,
@@ -23,7 +24,6 @@ Sphinx's ``_static`` folder.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import html
 import importlib.util
@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -41,22 +40,9 @@ from typing import Iterable, Mapping
 import nbformat
 
 from .atomic import fresh_dir, replace_dir
-from .profiles import check_profile
+from .profiles import check_profile, get_profile
 from .provenance import REPO_ROOT, output_dir
-from .report import CLAIMS, claims_table
-
-# The landing page's headline figure: (notebook, figure stem) under figures/.
-HEADLINE = ("05_associative_recall", "recall_by_pairs")
-
-# What the paper claims, in the README's words (its first paragraph).
-PAPER_SUMMARY = (
-    'The paper, *"EMA Is Not All You Need: Mapping the Boundary Between Structure and Content in '
-    'Recurrent Context"* (A. Singh, arXiv:2604.08556), uses banks of fixed-rate exponential moving '
-    "averages (EMA traces) as a lower bound for recurrent context. It claims that such traces keep "
-    "temporal structure (a Hebbian network, SPCN, reads grammatical roles from them with zero labels "
-    "and transfers to unseen words) but lose token identity (an EMA-only language model, SPEN, trails "
-    "a Transformer by a wide perplexity gap, whichever predictor reads the traces)."
-)
+from .report import Claims, claims_table
 
 PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
 
@@ -116,24 +102,6 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
 
 
 # --------------------------------------------------------------------------- claims
-
-def claim_rows(figures: Path) -> list[dict[str, str]]:
-    """One dict per claim of ``report.CLAIMS`` (in its order): ``key, notebook, claim, paper,
-    headline, versus, ours, holds, why, rule``. ``headline`` is the table's ``headline`` column where the
-    report has one, else the first ``;``-separated item of ``ours`` without the run's
-    ``(profile, n=...)`` suffix."""
-    table = claims_table(figures)
-    rows = []
-    for claim, row in zip(CLAIMS, table.to_dict("records"), strict=True):
-        ours = str(row.get("ours") or "—")
-        headline = row.get("headline")
-        if not isinstance(headline, str) or not headline.strip():
-            headline = re.sub(r"\s*\([a-z]+, n=[^)]*\)\s*$", "", ours.split(";")[0]).strip() or "—"
-        rows.append({"key": claim.key, "notebook": claim.notebook, "claim": claim.claim, "paper": claim.paper,
-                     "headline": headline, "versus": str(row.get("versus") or "—"), "ours": ours,
-                     "holds": str(row.get("holds", "")), "why": str(row.get("why") or ""), "rule": str(row.get("rule") or "")})
-    return rows
-
 
 def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
     """The Findings cell of a notebook page: its title (``# ...``), then per claim an anchor
@@ -219,15 +187,17 @@ def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, tit
 
 # --------------------------------------------------------------------------- the landing page
 
-def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str) -> str:
-    """The Markdown of ``index.md``: the paper's claims, what we find, the results table (one row
-    per claim, the claim linking to ``claim-<key>``, reason and rule as footnotes), the headline
-    figure ``headline`` (a path relative to the page, or None) and how to rerun."""
+def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str,
+                 summary: str = "", headline_notebook: str = "") -> str:
+    """The Markdown of ``index.md``: the paper's claims (``summary``), what we find, the results
+    table (one row per claim, the claim linking to ``claim-<key>``, reason and rule as footnotes),
+    the headline figure ``headline`` (a path relative to the page, or None) of
+    ``headline_notebook``, and how to rerun."""
     counts = Counter(r["holds"].split(":")[0] for r in rows)
     found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
     decided = [r for r in rows if r["holds"] in ("yes", "partly", "no")]
     lines = ["# EMA Is Not All You Need: a reproduction", "",
-             "## What the paper claims", "", PAPER_SUMMARY, "",
+             "## What the paper claims", "", summary, "",
              "## What we find", "",
              f"Of the {len(rows)} claims we test (at the `{profile}` profile): {found}. "
              "A claim is *not informative at this budget* when its control did not differ as it must for "
@@ -247,7 +217,7 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     lines += ["", *notes, ""]
     if headline:
         lines += ["## The headline figure", "", f"![{md_escape(headline_alt)}]({headline})", "",
-                  f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb), where it is explained.", ""]
+                  f"From the notebook [{headline_notebook}]({headline_notebook}.ipynb), where it is explained.", ""]
     lines += ["## How to rerun", "",
               "```bash", "make all            # every notebook at PROFILE=cpu, the report, and this site (docs/)",
               "make all PROFILE=smoke  # minutes: checks the plumbing, proves nothing",
@@ -274,9 +244,11 @@ BOOK_CONFIG = {
 }
 
 
-def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[str]:
+def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
+          headline: tuple[str, str] | None = None, summary: str = "") -> list[str]:
     """Write the book's sources into ``staging``: ``_config.yml``, ``_toc.yml``, ``index.md``,
-    the prepared notebooks and the headline figure. Returns the notebooks' names.
+    the prepared notebooks and the headline figure ``headline`` (``(notebook, figure stem)``).
+    Returns the notebooks' names.
 
     Raises:
         FileNotFoundError: no executed notebook in ``executed`` (run ``make all`` first).
@@ -284,7 +256,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[st
     paths = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
-    rows = claim_rows(figures)
+    rows = claims_table(figures, claims).to_dict("records")  # the report's rows, every value a string
     names, titles = [], {}
     for path in paths:
         name = path.stem
@@ -299,13 +271,12 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path) -> list[st
         page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run)
         nbformat.write(page, staging / path.name)
         names.append(name)
-    head = figures / HEADLINE[0] / f"{HEADLINE[1]}.png"
-    rel = None
-    if head.exists():
-        rel = f"{HEADLINE[1]}.png"
-        shutil.copyfile(head, staging / rel)
-    alt = figure_alt(figures, HEADLINE[0], HEADLINE[1], titles.get(HEADLINE[0], ""))
-    (staging / "index.md").write_text(landing_page(rows, profile, rel, alt), encoding="utf-8")
+    rel, alt, (notebook, stem) = None, "", headline or ("", "")
+    if headline and (figures / notebook / f"{stem}.png").exists():
+        rel = f"{stem}.png"
+        shutil.copyfile(figures / notebook / rel, staging / rel)
+        alt = figure_alt(figures, notebook, stem, titles.get(notebook, ""))
+    (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
@@ -352,14 +323,19 @@ def fix_alt_text(site: Path) -> None:
 
 
 def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
-    """Where the site of ``profile`` goes: ``docs/`` (committed, served as pages) at cpu and
-    paper; ``build/smoke/docs/`` at smoke, which never publishes (as :func:`output_dir`)."""
-    return Path(root) / "build" / "smoke" / "docs" if check_profile(profile) == "smoke" else Path(root) / "docs"
+    """Where the site of ``profile`` goes: its :attr:`~paper_lib.pipeline.profiles.Profile.docs`
+    (``docs/``, committed, served as pages, at cpu and paper), else ``build/<profile>/docs/`` (smoke,
+    which never publishes, as :func:`output_dir`)."""
+    docs = get_profile(profile).docs
+    return Path(root) / docs if docs else Path(root) / "build" / profile / "docs"
 
 
-def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, executed: Path | None = None,
-          figures: Path | None = None) -> Path:
-    """Build the site of ``profile`` and replace ``out`` (default :func:`site_dir`) with it.
+def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None,
+          executed: Path | None = None, figures: Path | None = None, headline: tuple[str, str] | None = None,
+          summary: str = "") -> Path:
+    """Build the site of ``profile`` for ``claims`` and replace ``out`` (default :func:`site_dir`)
+    with it; ``headline``: ``(notebook, figure stem)`` of the landing page's figure, ``summary``:
+    what the paper claims, in words (the landing page's first section).
 
     Inputs: ``executed`` (default ``build/executed/<profile>``) and ``figures`` (default the
     profile's figures folder, ``figures/`` at cpu and paper, ``build/smoke/figures/`` at smoke).
@@ -379,7 +355,7 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
     figures = Path(figures) if figures is not None else output_dir("x", profile, root).parent
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         (staging := Path(tmp) / "book").mkdir()
-        stage(profile, staging, executed, figures)
+        stage(profile, staging, executed, figures, claims, headline, summary)
         cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
                "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
         proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace")
@@ -396,24 +372,3 @@ def build(profile: str, root: Path = REPO_ROOT, out: Path | None = None, execute
         new = fresh_dir(out)
         shutil.copytree(html_dir, new, dirs_exist_ok=True)
     return replace_dir(new, out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m paper_lib.pipeline.site",
-                                 description="Build the static site docs/ from the executed notebooks.")
-    ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
-    ap.add_argument("--out", type=Path, default=None, help="the site (default: docs/; at smoke build/smoke/docs/)")
-    args = ap.parse_args(argv)
-    t0 = time.perf_counter()
-    try:
-        path = build(args.profile, out=args.out)
-    except (ValueError, OSError, RuntimeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    print(f"site -> {path}/index.html ({size / 1e6:.1f} MB, {time.perf_counter() - t0:.0f} s)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

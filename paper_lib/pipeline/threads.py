@@ -29,6 +29,8 @@ import os
 import sys
 from typing import Iterator
 
+from .profiles import PROFILES
+
 WAIT_POLICY_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
 """Environment a process needs *before* its OpenMP runtime starts: waiting threads sleep."""
 
@@ -44,12 +46,6 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-PROFILE_THREADS: dict[str, int] = {"smoke": 1, "cpu": 2, "paper": 2}
-"""The thread count ``n_threads=None`` means at each profile, whatever the machine's core count:
-results (the order of floating-point sums) depend on it, so two machines must not publish
-different numbers under one stamp. These are what a 2-core machine got from the earlier rule
-``min(cores, 4)``, so the published numbers did not move. Our design: the paper is silent."""
-
 JOB_THREADS = 1
 """Threads of each job of :func:`paper_lib.pipeline.parallel.parallel_map`, in a worker process or
 (``workers=1``) in the caller's, so its numbers do not depend on ``workers``."""
@@ -58,12 +54,13 @@ JOB_THREADS = 1
 def default_threads(profile: str | None = None) -> int:
     """The thread count ``n_threads=None`` means: ``OMP_NUM_THREADS`` when the environment sets
     it (``torchrun`` sets 1 per worker; it is recorded in every stamp), else
-    :data:`PROFILE_THREADS` of ``profile`` (``cpu``'s for None or a name it lacks), never the
-    machine's core count. Raises nothing."""
+    ``profile``'s :attr:`~paper_lib.pipeline.profiles.Profile.threads` (``cpu``'s for None or a
+    name it lacks), never the machine's core count: results (the order of floating-point sums)
+    depend on it, so two machines must not publish different numbers under one stamp. Raises nothing."""
     env = os.environ.get("OMP_NUM_THREADS", "")
     if env.isdigit() and int(env) >= 1:
         return int(env)
-    return PROFILE_THREADS.get(profile or "cpu", PROFILE_THREADS["cpu"])
+    return PROFILES.get(profile or "cpu", PROFILES["cpu"]).threads
 
 
 @contextlib.contextmanager
@@ -89,6 +86,22 @@ def threads_in_use() -> int:
     import torch
 
     return torch.get_num_threads()
+
+
+def machine() -> dict[str, str]:
+    """The processor of this run, for the stamps: ``cpu`` (the OS's model name) and ``cpu_capability``
+    (torch's kernel dispatch level, ``ATEN_CPU_CAPABILITY`` included). Bit-identical results need the
+    same kind of machine at equal thread counts (README, "Reproducibility"). Our design."""
+    import platform
+
+    import torch
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        cpu = ""
+    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def tune_allocator() -> bool:

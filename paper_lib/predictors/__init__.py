@@ -31,11 +31,7 @@ rates) so that every SPEN of the ablation has the same parameter count within 5%
 gives neither the attention predictors' form nor their sizes.
 """
 from .base import (
-    ABLATION_PREDICTORS,
-    CONTROL_PREDICTORS,
-    PAPER_PREDICTORS,
     PREDICTORS,
-    SEES,
     Predictor,
     build_predictor,
     check_predictor_causal,
@@ -50,11 +46,21 @@ from .selective import SelectivePredictor
 from .softmax_attention import SoftmaxAttentionPredictor
 from .token_attention import TokenAttentionPredictor
 
+# The groups, from each predictor's facts (never spelled by hand): a new predictor joins them.
+PAPER_PREDICTORS: tuple[str, ...] = tuple(sorted(n for n, c in PREDICTORS.items() if c.paper))
+"""The paper's ablation: readers of the trace bank at t."""
+CONTROL_PREDICTORS: tuple[str, ...] = tuple(sorted(n for n, c in PREDICTORS.items() if not c.paper))
+"""Our controls: readers that see more than the trace bank at t."""
+ABLATION_PREDICTORS: tuple[str, ...] = PAPER_PREDICTORS + CONTROL_PREDICTORS
+"""Every registered reader: the paper's first, then ours."""
+BOUNDED_PREDICTORS: tuple[str, ...] = tuple(n for n in ABLATION_PREDICTORS if PREDICTORS[n].bounded)
+"""Readers that are a function of the trace bank at t alone (bounded by what the traces keep)."""
+SEES: dict[str, str] = {n: PREDICTORS[n].sees for n in ABLATION_PREDICTORS}
+"""What ``x_hat_t`` of each predictor can see, in a few words (notebook 04's table)."""
+
 __all__ = [
-    "ABLATION_PREDICTORS", "CONTROL_PREDICTORS", "PAPER_PREDICTORS", "PREDICTORS", "SEES", "Predictor",
+    "ABLATION_PREDICTORS", "BOUNDED_PREDICTORS", "CONTROL_PREDICTORS", "PAPER_PREDICTORS", "PREDICTORS", "SEES", "Predictor",
     "build_predictor", "check_predictor_causal", "linear_budget", "n_heads", "register_predictor",
     "HistoryAttentionPredictor", "LinearPredictor", "LinearAttentionPredictor", "SelectivePredictor",
     "SoftmaxAttentionPredictor", "TokenAttentionPredictor",
 ]
-
-assert set(ABLATION_PREDICTORS) <= set(PREDICTORS)  # every name in the table above is registered

@@ -19,8 +19,12 @@ The contract of :meth:`Predictor.forward` (what keeps the language model causal)
   :func:`check_predictor_causal` tests exactly that; every registered predictor must pass.
 
 A new predictor is a subclass in a module of its own in this package, decorated with
-``@register_predictor("name")`` and imported by ``paper_lib/predictors/__init__.py``; its
-docstring says what it can see. Importing :mod:`paper_lib.predictors` registers every reader.
+``@register_predictor("name")`` and imported by ``paper_lib/predictors/__init__.py``, which
+states its facts as class attributes (:class:`Predictor`: its words, what it sees, whether the
+traces bound it, the state it keeps beside them). Everything that groups or counts predictors
+reads them: the paper's readers and our controls, notebook 04's table, the report's bounded and
+unbounded readers, notebook 05's state budget. Importing :mod:`paper_lib.predictors` registers
+every reader.
 """
 from __future__ import annotations
 
@@ -65,10 +69,31 @@ class Predictor(nn.Module):
     """Base class: ``forward(u (B, T, D), traces (B, T, S, D)) -> x_hat (B, T, D)``.
 
     Subclasses take the model config (``d_model``, ``alphas`` and whatever else they need)
-    as their only constructor argument and obey the causality contract of this module.
+    as their first constructor argument and obey the causality contract of this module. Their
+    facts (class attributes, read by :mod:`paper_lib.predictors` and the claims):
+
+    - ``label``: the reader in a few words (``"linear reader"``; the report names its loss so);
+    - ``sees``: what ``x_hat_t`` can see (notebook 04's table);
+    - ``paper``: one of the paper's readers (its ablation) rather than a control of ours;
+    - ``bounded``: a function of the trace bank at t alone, so bounded by what the traces keep
+      (the data processing inequality); the ablation's positive control must not be;
+    - ``keeps``: the state it carries beside the fixed traces, in words ("" for none), and
+      :meth:`added_state`, in numbers.
     """
 
     name: str = "base"
+    label: str = ""
+    sees: str = ""
+    paper: bool = False
+    bounded: bool = True
+    keeps: str = ""
+
+    @classmethod
+    def added_state(cls, config, seq_len: int, d_state: int | None = None) -> int:
+        """Numbers per block this reader carries from token to token beside the fixed traces (0:
+        none), for ``config`` (``d_model``, ``alphas``, ``n_head``) at ``seq_len`` tokens; ``d_state``:
+        the size of a learned state of its own where it is sized otherwise than by default."""
+        return 0
 
     def __init__(self, config):
         super().__init__()
@@ -100,23 +125,6 @@ def check_predictor_causal(predictor: Predictor, u: Tensor, t: int, atol: float 
         v[:, t:] = torch.randn_like(v[:, t:])
         b = predictor(v, ema_traces(v, alphas, causal=True))
     return bool(torch.allclose(a[:, :t + 1], b[:, :t + 1], atol=atol))
-
-
-PAPER_PREDICTORS: tuple[str, ...] = ("linear", "linear_attention", "softmax_attention")
-"""The paper's ablation: readers of the trace bank at t, bounded by the traces."""
-CONTROL_PREDICTORS: tuple[str, ...] = ("history_attention", "selective", "token_attention")
-"""Our controls: readers that see more than the trace bank at t."""
-ABLATION_PREDICTORS: tuple[str, ...] = PAPER_PREDICTORS + CONTROL_PREDICTORS
-SEES: dict[str, str] = {
-    "linear": "trace bank at t (one linear map)",
-    "linear_attention": "trace bank at t (linear attention among its S traces)",
-    "softmax_attention": "trace bank at t (softmax attention among its S traces)",
-    "history_attention": "trace banks h_1..h_t (causal softmax attention)",
-    "selective": "u_{<t} through a learned input-dependent EMA",
-    "token_attention": "u_{<t} directly (causal self-attention)",
-}
-"""What ``x_hat_t`` of each predictor can see, in a few words (the notebook's table)."""
-
 
 
 def n_heads(config) -> int:

@@ -21,6 +21,14 @@ class HistoryAttentionPredictor(Predictor):
     parameters. ``(B, T, D), (B, T, S, D) -> (B, T, D)``.
     """
 
+    label, sees = "history attention", "trace banks h_1..h_t (causal softmax attention)"
+    bounded, keeps = False, "every earlier trace bank"
+
+    @classmethod
+    def added_state(cls, config, seq_len: int, d_state: int | None = None) -> int:
+        """Every earlier position, counted as the Transformer's keys and values: ``2 d_model`` each."""
+        return 2 * config.d_model * seq_len
+
     def __init__(self, config):
         super().__init__(config)
         S, D = len(config.alphas), config.d_model

@@ -17,6 +17,8 @@ class LinearPredictor(Predictor):
     concatenated traces, with bias) is our design.
     """
 
+    label, sees, paper = "linear reader", "trace bank at t (one linear map)", True
+
     def __init__(self, config):
         super().__init__(config)
         self.proj = nn.Linear(len(config.alphas) * config.d_model, config.d_model)

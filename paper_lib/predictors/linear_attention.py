@@ -18,4 +18,5 @@ class LinearAttentionPredictor(BankAttention):
     the query comes from, the heads, the width. ``(B, T, D), (B, T, S, D) -> (B, T, D)``.
     """
 
+    label, sees, paper = "linear attention", "trace bank at t (linear attention among its S traces)", True
     softmax = False

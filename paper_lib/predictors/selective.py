@@ -35,6 +35,14 @@ class SelectivePredictor(Predictor):
         ValueError: ``d_state`` below 1.
     """
 
+    label, sees = "selective EMA", "u_{<t} through a learned input-dependent EMA"
+    bounded, keeps = False, "learned selective"
+
+    @classmethod
+    def added_state(cls, config, seq_len: int, d_state: int | None = None) -> int:
+        """Its learned state ``N``: ``d_state``, or the default ``S d / 3``."""
+        return d_state if d_state is not None else reader_width(config, 3 * config.d_model)
+
     def __init__(self, config, d_state: int | None = None):
         super().__init__(config)
         D = config.d_model

@@ -17,4 +17,5 @@ class SoftmaxAttentionPredictor(BankAttention):
     ``(B, T, D), (B, T, S, D) -> (B, T, D)``.
     """
 
+    label, sees, paper = "softmax attention", "trace bank at t (softmax attention among its S traces)", True
     softmax = True

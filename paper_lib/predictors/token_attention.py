@@ -20,6 +20,14 @@ class TokenAttentionPredictor(Predictor):
     matches the linear predictor's parameters. ``(B, T, D), (B, T, S, D) -> (B, T, D)``.
     """
 
+    label, sees = "token attention", "u_{<t} directly (causal self-attention)"
+    bounded, keeps = False, "every earlier token"
+
+    @classmethod
+    def added_state(cls, config, seq_len: int, d_state: int | None = None) -> int:
+        """Every earlier token, counted as the Transformer's keys and values: ``2 d_model`` each."""
+        return 2 * config.d_model * seq_len
+
     def __init__(self, config):
         super().__init__(config)
         D = config.d_model

@@ -1,11 +1,55 @@
-"""Notebook 06's rules and gates: the boundary map in time and in depth."""
+"""The claims of notebook 06 (the boundary map): fixed-rate traces keep structure where they lose
+identity (in time), and fixed-coefficient accumulation dilutes across depth (in depth).
+
+Rows and the rules and gates only this family uses (structure outliving identity at the
+pre-stated cell, the learned state and the oracle as its controls, dilution across depth).
+Our design: the paper runs neither map.
+"""
 from __future__ import annotations
 
 import re
 
-from ._base import Gate, Metrics, Rule, _ci, _m, _sizes
+from ..pipeline.labels import Labels
+from ..pipeline.report import Claim, Claims
+from ..pipeline.rules import Gate, Metrics, Rule, first_gate
+from ..pipeline.rules import ci as _ci
+from ..pipeline.rules import mean as _m
+from ..pipeline.rules import sizes as _sizes
 
-# --------------------------------------------------------------------------- notebook 06: the boundary map
+# --------------------------------------------------------------------------- the metrics and their words
+
+DEPTH_ARMS = {"plain": "plain residual", "decay": "fixed-decay residual", "dwa": "learned depth weights",
+              "gate": "input-dependent write gate", "highway": "highway (learned forget and write)",
+              "lnscale": "fixed 1/sqrt(l) rescaling"}
+"""The residual rules of panel B (:data:`paper_lib.models.depth_probe.ARMS`), in words."""
+
+METRICS: dict[str, dict[str, str]] = {"06_boundary_map": {
+    "time_identity_bank": "token identity from the fixed trace bank (linear probe)",
+    "time_identity_bank_easy": "token identity from the fixed trace bank, easiest cell",
+    "time_structure_bank": "structural class from the fixed trace bank",
+    "time_identity_gru": "token identity from the GRU state (equal size)",
+    "time_identity_gru_easy": "token identity from the GRU state, easiest cell",
+    "time_structure_gru": "structural class from the GRU state (equal size)",
+    "time_identity_scan": "token identity from the selective scan's state (equal size)",
+    "time_identity_scan_easy": "token identity from the selective scan's state, easiest cell",
+    "time_structure_scan": "structural class from the selective scan's state (equal size)",
+    "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
+    "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
+    "time_identity_oracle_slow": "token identity, best reader of the slow trace bank (oracle)",
+    "time_structure_oracle_slow": "structural class, best reader of the slow trace bank (oracle)",
+    "time_oracle_converged": "oracle fit converged (share of seeds)",
+    "depth_{target}_acc_{arm}_{L}": "{arm}, {target} at L={L}",
+}}
+"""What notebook 06 writes (a name in braces is a field), with the words a reader sees for it."""
+NOT_AT_SMOKE = frozenset({"time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan"})
+"""Metrics of :data:`METRICS` a smoke run does not write: its learned states are trained at no
+vocabulary of the rule's cell (at smoke sizes, ``gru_vocab_sizes`` stops below it)."""
+
+LABELS = Labels(METRICS["06_boundary_map"], {
+    "arm": DEPTH_ARMS, "L": r"\d+",
+    "target": {"both": "first token and state", "copy": "first token", "state": "state"}})
+
+# --------------------------------------------------------------------------- rules and gates only this family uses
 
 def structure_outlives_identity(identity: str, structure: str, lost: float = 0.10, kept: float = 0.20,
                                 learned: tuple[str, str] | None = None,
@@ -72,22 +116,6 @@ def oracle_loses(name: str, lost: float = 0.10) -> Gate:
     return gate
 
 
-def oracle_below_learned(oracle: str, learned: str) -> Gate:
-    """Attributable to the fixed traces only if the best reader fitted on them (the oracle, ``oracle``)
-    stays below the learned state (``learned``) with 95% CIs apart: where the oracle reads what the
-    learned state keeps, the linear probe missed what the traces hold (issue 23; our design)."""
-    def gate(m: Metrics) -> str | None:
-        if oracle not in m:
-            return (f"no {oracle}: only a linear probe read the traces, and what it misses the traces may "
-                    "still hold")
-        o, g = _m(m, oracle), _m(m, learned)
-        if o + _ci(m, oracle) < g - _ci(m, learned):
-            return None
-        return (f"the oracle of the fixed traces reads {o:.2f} where the learned state keeps {g:.2f} "
-                f"({oracle}, {learned}; CIs not apart): the probe, not the traces, loses it")
-    return gate
-
-
 def _depths(m: Metrics, prefix: str, arm: str) -> list[int]:
     return _sizes(m, f"{prefix}{arm}_")
 
@@ -146,3 +174,24 @@ def depth_learnable(prefix: str = "depth_both_acc_", threshold: float = 0.9) -> 
         return None if best >= threshold else (f"no arm keeps both the copy and the state at L={lo} "
                                                f"(best {best:.2f} < {threshold:g}): the task is not learned at this budget")
     return gate
+
+# --------------------------------------------------------------------------- the claims
+
+CLAIMS = Claims((
+    Claim("time_map", "Fixed-rate traces keep structure where they lose identity (lag 2, vocabulary / width 16)",
+          "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
+          ("time_identity_bank", "time_structure_bank"),
+          structure_outlives_identity("time_identity_bank", "time_structure_bank",
+                                      learned=("time_identity_gru", "time_structure_gru"),
+                                      others=(("selective scan", "time_identity_scan", "time_structure_scan"),)),
+          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5), oracle_loses("time_identity_oracle"),
+                          oracle_converged("time_oracle_converged")),
+          prefixes=("time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
+                    "time_identity_oracle", "time_structure_oracle", "time_oracle_converged"),
+          figure="time_by_lag.png",
+          versus="time_structure_bank"),
+    Claim("depth_map", "Fixed-coefficient accumulation dilutes across depth; learned selection avoids it",
+          "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
+          gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png",
+          headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_"),
+), LABELS)

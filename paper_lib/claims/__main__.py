@@ -1,0 +1,46 @@
+"""``python -m paper_lib.claims report|site --profile cpu``: the report and the site of every claim.
+
+``report`` writes ``REPORT.md`` from every notebook's ``metrics.json`` (and, at a profile whose
+report refreshes it, the README's table; ``--out PATH`` writes the report there and leaves the
+README alone); ``site`` builds the static site from the executed notebooks. Both hand the
+claims of :mod:`paper_lib.claims.registry` to the plumbing. Every expected error is one line on
+stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..pipeline.profiles import PROFILE_NAMES
+from ..pipeline.report import write_report
+from .registry import CLAIMS, HEADLINE, PAPER_SUMMARY
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m paper_lib.claims", description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["report", "site"])
+    ap.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="report: the REPORT.md to write (the README is then left alone); site: its folder "
+                         "(default: the profile's docs/, build/smoke/docs/ at smoke)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        if args.what == "report":
+            print(f"report -> {write_report(args.profile, CLAIMS, out=args.out)}")
+            return 0
+        from ..pipeline.site import build
+
+        path = build(args.profile, CLAIMS, out=args.out, headline=HEADLINE, summary=PAPER_SUMMARY)
+    except (ValueError, OSError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    print(f"site -> {path}/index.html ({size / 1e6:.1f} MB, {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

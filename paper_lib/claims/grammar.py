@@ -1,0 +1,257 @@
+"""The claims of the grammar notebooks (01 grammar probe, 02 transfer): SPCN's roles on Grammars
+A and B, learning, depth, structure against content, and word identity at equal state.
+
+Each :class:`~paper_lib.pipeline.report.Claim` below is one row of the report; its rule and gate
+are built from the house's combinators (:mod:`paper_lib.pipeline.rules`) and from the one gate
+only this family uses (:func:`oracle_below_learned`). :data:`METRICS` is what each notebook
+writes, with the plain words the report, the site and the verdicts use for it (the notebook
+tests read it). Our design: the paper states no tolerances.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from ..pipeline.labels import Labels
+from ..pipeline.report import Claim, Claims
+from ..pipeline.rules import Gate, Metrics, Rule, all_of, any_solves
+from ..pipeline.rules import ci as _ci
+from ..pipeline.rules import mean as _m
+from ..pipeline.stats import format_mean_ci, mean_ci95
+
+# --------------------------------------------------------------------------- the metrics and their words
+
+READERS = {"spcn": "SPCN", "gru_causal": "causal GRU", "bigru": "BiGRU"}
+"""The readers of notebook 02's per-reader families, in words."""
+
+METRICS: dict[str, dict[str, str]] = {
+    "01_grammar_probe": {
+        "spcn_probe_acc_A": "SPCN probe accuracy on A", "spcn_over_bigru_A": "SPCN / BiGRU on A",
+        "spcn_untrained_acc_A": "untrained SPCN on A", "spcn_labelfree_acc_A": "label-free SPCN readout on A",
+        "bigru_acc_A": "BiGRU accuracy on A", "spcn_level1_floor_acc_A": "no-learning floor (level-1 traces) on A",
+        "spcn_learned_feat_acc_A": "error-driven SPCN (learned features) on A", "spcn_backprop_acc_A": "backprop ceiling on A",
+        "spcn_learned_content_acc_B": "SPCN with Hebbian-learned word codes, content words on B",
+        "spcn_floor_content_acc_B": "SPCN with the fixed word codes (no-learning floor), content words on B",
+        "backprop_content_acc_B": "SPCN with backprop-learned word codes (ceiling), content words on B",
+        "spcn_category_codes_content_acc_B": "SPCN with B words given A codes of their category (oracle), content words on B",
+    },
+    "02_transfer": {
+        "spcn_acc_B": "SPCN accuracy on B", "bigru_acc_B": "BiGRU accuracy on B",
+        "gru_causal_acc_B": "causal GRU accuracy on B",
+        "causal_gru_nodrop_acc_B": "causal GRU without <unk> training, accuracy on B",
+        "spcn_deep_acc_hard": "SPCN depth >= 2, harder grammar", "bigru_deep_acc_hard": "BiGRU depth >= 2, harder grammar",
+        "gru_causal_deep_acc_hard": "causal GRU depth >= 2, harder grammar",
+        "bigru_lexical_causal_acc_A": "BiGRU causally available content roles on A",
+        "spcn_lexical_causal_acc_A": "SPCN causally available content roles on A",
+        "gru_causal_lexical_causal_acc_A": "causal GRU causally available content roles on A",
+        "spcn_function_acc_B": "function words on B", "spcn_content_acc_B": "content words on B",
+        "spcn_deep_acc_A": "SPCN at depth >= 2 on A", "spcn_struct_acc_B": "SPCN structural roles on B",
+        "bigru_struct_acc_B": "BiGRU structural roles on B", "gru_causal_struct_acc_B": "causal GRU structural roles on B",
+        "bigru_nounk_struct_acc_B": "BiGRU without <unk> training, structural roles on B",
+        "spcn_bidir_struct_acc_B": "bidirectional SPCN structural roles on B",
+        "struct_context_share_B": "context-decided share of B's structural tokens",
+        "spcn_struct_context_acc_B": "SPCN, context-decided structure on B",
+        "gru_causal_struct_context_acc_B": "causal GRU, context-decided structure on B",
+        "causal_gru_nodrop_struct_context_acc_B": "causal GRU without <unk> training, context-decided structure on B",
+        "spcn_struct_category_acc_B": "SPCN, category-dependent structure on B",
+        "gru_causal_struct_category_acc_B": "causal GRU, category-dependent structure on B",
+        "causal_gru_nodrop_struct_category_acc_B": "causal GRU without <unk> training, category-dependent structure on B",
+        "spcn_bidir_struct_context_acc_B": "bidirectional SPCN, context-decided structure on B",
+        "bigru_nounk_struct_context_acc_B": "BiGRU without <unk> training, context-decided structure on B",
+        "bigru_lexical_acc_A": "BiGRU content roles on A", "spcn_lexical_acc_A": "SPCN content roles on A",
+        "spcn_none_acc_B": "SPCN without learning on B", "spcn_none_acc_A": "SPCN without learning on A",
+        "lag4_identity_acc_bank_oracle": "word identity at lag 4, best reader of the EMA trace bank (oracle)",
+        "lag4_oracle_converged": "bank oracle fit stopped on a plateau (share of seeds)",
+        "{reader}_attractor_acc_{k}": "{reader} subject number after the stack, {k}",
+        "{reader}_content_acc_lag_{N}": "{reader} content roles fixed {N} tokens back on A",
+        "lag{N}_{target}_acc_{state}": "word {target} at lag {N}, {state}",
+    },
+}
+"""What notebooks 01 and 02 write (a name in braces is a field; see :class:`~paper_lib.pipeline.labels.Labels`),
+with the words a reader sees for it."""
+
+LABELS = Labels({**METRICS["01_grammar_probe"], **METRICS["02_transfer"]},
+                {"reader": READERS, "N": r"\d+", "target": {"identity": "identity", "role": "role"},
+                 "k": {"ge1": ">= 1 attractor", **{str(k): f"{k} attractor{'s' * (k != 1)}" for k in range(10)}},
+                 "state": {"bank": "EMA trace bank", "gru": "GRU state"}})
+
+# --------------------------------------------------------------------------- rules and gates only this family uses
+
+def near(name: str, paper: float, yes: float, partly: float) -> Rule:
+    """yes if |ours - paper| <= yes; partly if <= partly; else no (the reason says which side)."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, name) - paper
+        word = "yes" if abs(d) <= yes else "partly" if abs(d) <= partly else "no"
+        return word, f"ours {'above' if d > 0 else 'below'} the paper by {abs(d):.3f}"
+    rule.__doc__ = f"yes if ours is within {yes:g} of {paper:g}; partly if within {partly:g}; else no"
+    return rule
+
+
+def beats(a: str, b: str, margin: float = 0.0) -> Rule:
+    """yes if ``a`` beats ``b`` (by ``margin``) with 95% CIs apart; partly if ahead; else no.
+
+    Higher is better. The reason names who is ahead (``a``, ``b`` or neither: tied) and whether
+    the two 95% CIs are apart (either way round), e.g. ``"a - b = -0.120 (b ahead, CIs apart)"``;
+    with a ``margin``, a lead with CIs apart but smaller than the margin says so.
+    """
+    def rule(m: Metrics) -> tuple[str, str]:
+        d = _m(m, a) - _m(m, b)
+        a_above = _m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b)
+        b_above = _m(m, b) - _ci(m, b) > _m(m, a) + _ci(m, a)
+        word = "yes" if d >= margin and a_above else "partly" if d > 0 else "no"
+        who = a if d > 0 else b if d < 0 else "tied"
+        ahead = "tied" if who == "tied" else f"{who} ahead"
+        cis = "CIs apart" if a_above or b_above else "CIs overlap"
+        short = f", short of the {margin:g} margin" if 0 < d < margin else ""
+        return word, f"{a} - {b} = {d:+.3f} ({ahead}, {cis}{short})"
+    extra = f" by >= {margin:g}" if margin else ""
+    otherwise = "ahead with CIs overlapping" if margin <= 0 else "ahead otherwise"
+    rule.__doc__ = f"yes if {a} beats {b}{extra} with 95% CIs apart; partly if {otherwise}; else no"
+    return rule
+
+
+def beats_each(a: str, rivals: Iterable[str]) -> Rule:
+    """yes if ``a`` beats every rival with 95% CIs apart; partly if it beats at least one with CIs
+    apart, or is ahead of every rival with CIs overlapping; else no (higher is better).
+
+    Our design (issue 23 item 3: SPCN against both causal GRU taggers, with and without ``<unk>``
+    training); the reason lists each pair as :func:`beats` writes it.
+    """
+    rivals = tuple(rivals)
+    if not rivals:
+        raise ValueError("beats_each needs at least one rival metric")
+
+    def rule(m: Metrics) -> tuple[str, str]:
+        apart = [_m(m, a) - _ci(m, a) > _m(m, b) + _ci(m, b) for b in rivals]
+        ahead = [_m(m, a) > _m(m, b) for b in rivals]
+        word = "yes" if all(apart) else "partly" if any(apart) or all(ahead) else "no"
+        return word, "; ".join(beats(a, b)(m)[1] for b in rivals)
+    rule.__doc__ = (f"yes if {a} beats each of {', '.join(rivals)} with 95% CIs apart; partly if it beats one "
+                    "with CIs apart or is ahead of all with CIs overlapping; else no")
+    return rule
+
+
+def beats_negative_controls(name: str, controls: Iterable[str]) -> Gate:
+    """Informative only if ``name`` beats every negative control that was measured (a model that
+    lacks what the claim credits, e.g. SPCN without learning) with 95% CIs apart, and at least
+    one was: a number that the negative control reaches too is not attributable to the
+    claimed mechanism (our design)."""
+    controls = tuple(controls)
+
+    def gate(m: Metrics) -> str | None:
+        present = [c for c in controls if c in m]
+        if not present:
+            return f"no negative control measured ({', '.join(controls)})"
+        ties = [f"{c} {_m(m, c):.3f} ± {_ci(m, c):.3f}" for c in present
+                if not _m(m, name) - _ci(m, name) > _m(m, c) + _ci(m, c)]
+        if not ties:
+            return None
+        return (f"{name} {_m(m, name):.3f} ± {_ci(m, name):.3f} does not beat the negative control(s) "
+                f"{'; '.join(ties)} with CIs apart: the number is not attributable to what the claim credits")
+    return gate
+
+
+def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
+    """Informative only if ``ceiling`` (the best the setup can learn) beats ``floor`` (no learning)
+    with 95% CIs apart: if even the ceiling cannot rise above the floor, a learner that ties the
+    floor says nothing about learning (issue 11; our design)."""
+    def gate(m: Metrics) -> str | None:
+        if _m(m, ceiling) - _ci(m, ceiling) > _m(m, floor) + _ci(m, floor):
+            return None
+        return (f"the ceiling {ceiling} {_m(m, ceiling):.3f} ± {_ci(m, ceiling):.3f} does not beat the floor "
+                f"{floor} {_m(m, floor):.3f} ± {_ci(m, floor):.3f} with CIs apart: no room to show learning")
+    return gate
+
+
+def paired_difference(diffs: Iterable[float]) -> tuple[str, str]:
+    """Per-seed differences ``a - b`` -> ``("gain" | "loss" | "no difference" | "undetermined", text)``.
+
+    A gain (loss) when the 95% CI of the mean difference lies above (below) 0; undetermined with
+    fewer than 2 seeds. ``text``: ``"+0.012 ± 0.004 (n=5): a gain"`` and the like.
+    """
+    s = mean_ci95(list(diffs))
+    if s["n"] < 2 or not math.isfinite(s["ci95"]):
+        return "undetermined", f"{format_mean_ci(s, 3)}: undetermined"
+    word = "gain" if s["mean"] - s["ci95"] > 0 else "loss" if s["mean"] + s["ci95"] < 0 else "no difference"
+    words = {"gain": "a gain", "loss": "a loss", "no difference": "no difference within the 95% CI"}[word]
+    return word, f"{s['mean']:+.3f} ± {s['ci95']:.3f} (n={s['n']}): {words}"
+
+
+def oracle_below_learned(oracle: str, learned: str) -> Gate:
+    """Attributable to the fixed traces only if the best reader fitted on them (the oracle, ``oracle``)
+    stays below the learned state (``learned``) with 95% CIs apart: where the oracle reads what the
+    learned state keeps, the linear probe missed what the traces hold (our design)."""
+    def gate(m: Metrics) -> str | None:
+        if oracle not in m:
+            return (f"no {oracle}: only a linear probe read the traces, and what it misses the traces may "
+                    "still hold")
+        o, g = _m(m, oracle), _m(m, learned)
+        if o + _ci(m, oracle) < g - _ci(m, learned):
+            return None
+        return (f"the oracle of the fixed traces reads {o:.2f} where the learned state keeps {g:.2f} "
+                f"({oracle}, {learned}; CIs not apart): the probe, not the traces, loses it")
+    return gate
+
+# --------------------------------------------------------------------------- the claims
+
+CLAIMS = Claims((
+    Claim("within_A", "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU",
+          "0.960", 0.960, "01_grammar_probe", ("spcn_probe_acc_A", "spcn_over_bigru_A"),
+          near("spcn_probe_acc_A", 0.960, 0.03, 0.08),
+          gate=beats_negative_controls("spcn_probe_acc_A", ("spcn_untrained_acc_A", "spcn_level1_floor_acc_A")),
+          prefixes=("spcn_level1_floor_acc_A", "spcn_untrained_acc_A"),
+          figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning"),
+    Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces, where the "
+          "fixed code cannot do the job: Grammar B's unseen content words, with word codes learned from unlabelled A "
+          "and B sentences (Hebbian, zero labels; the probe trained on A's labels)",
+          "implied (PGHU learns the representation)", None, "01_grammar_probe",
+          ("spcn_learned_content_acc_B", "spcn_floor_content_acc_B"),
+          beats("spcn_learned_content_acc_B", "spcn_floor_content_acc_B"),
+          gate=ceiling_above_floor("backprop_content_acc_B", "spcn_floor_content_acc_B"),
+          prefixes=("backprop_content_acc_B", "spcn_category_codes_content_acc_B", "spcn_learned_feat_acc_A",
+                    "spcn_level1_floor_acc_A", "spcn_backprop_acc_A", "spcn_untrained_acc_A"),
+          figure="learned_codes_B.png", versus="spcn_floor_content_acc_B"),
+    Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary); the total mixes function words and content words",
+          "0.618", 0.618, "02_transfer", ("spcn_acc_B",), near("spcn_acc_B", 0.618, 0.10, 0.20),
+          gate=beats_negative_controls("spcn_acc_B", ("spcn_none_acc_B",)),
+          prefixes=("spcn_function_acc_B", "spcn_content_acc_B", "spcn_none_acc_B"), figure="table2.md",
+          versus="spcn_none_acc_B"),
+    # Depth where the right answer is the minority under uncertainty. The metric is
+    # SPCN's subject-number accuracy at the verb after a centre-embedded stack, pooled over the items
+    # with k >= 1 attractors (paper_lib.data.agreement); the BiGRU, which reads the main verb itself,
+    # is the positive control; the old depth >= 2 role accuracies are shown beside it.
+    Claim("deep", "SPCN on deep embedding: the subject's number at the verb after a centre-embedded stack with "
+          ">= 1 attractor (Linzen et al. 2016; chance 0.5)", "0.84 (deep-embedded roles)", 0.84, "02_transfer",
+          ("spcn_attractor_acc_ge1",), near("spcn_attractor_acc_ge1", 0.84, 0.05, 0.12),
+          gate=any_solves(("bigru_attractor_acc_ge1",), 0.9),
+          prefixes=("spcn_attractor_acc_", "gru_causal_attractor_acc_", "bigru_attractor_acc_", "spcn_deep_acc_A",
+                    "spcn_deep_acc_hard", "bigru_deep_acc_hard", "gru_causal_deep_acc_hard"),
+          figure="accuracy_by_attractors.png", versus="gru_causal_attractor_acc_ge1"),
+    Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the "
+          "structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without "
+          "<unk> training)", "SPCN > BiGRU", None, "02_transfer",
+          ("spcn_struct_context_acc_B", "gru_causal_struct_context_acc_B", "causal_gru_nodrop_struct_context_acc_B"),
+          beats_each("spcn_struct_context_acc_B", ("gru_causal_struct_context_acc_B",
+                                                   "causal_gru_nodrop_struct_context_acc_B")),
+          prefixes=("struct_context_share_B", "spcn_struct_category_acc_B", "gru_causal_struct_category_acc_B",
+                    "causal_gru_nodrop_struct_category_acc_B", "spcn_bidir_struct_context_acc_B",
+                    "bigru_nounk_struct_context_acc_B"),
+          figure="structure_split.md", versus="causal_gru_nodrop_struct_context_acc_B"),
+    Claim("content", "BiGRU far ahead on content-dependent roles that a causal reader can see (within A); roles "
+          "fixed by a later verb are a causality confound, shown apart", "BiGRU >> SPCN", None, "02_transfer",
+          ("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A"),
+          beats("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A", margin=0.10),
+          prefixes=("bigru_lexical_acc_A", "spcn_lexical_acc_A", "gru_causal_lexical_causal_acc_A",
+                    "spcn_content_acc_lag_", "gru_causal_content_acc_lag_", "bigru_content_acc_lag_"),
+          figure="role_groups.md", versus="spcn_lexical_causal_acc_A"),
+    Claim("lag_equal_state", "At equal state, a learned GRU keeps word identity that the fixed trace bank loses "
+          "(notebook 02's lag curves, lag 1 and 4, both read by the same linear probe)", "beyond the paper", None,
+          "02_transfer", ("lag1_identity_acc_gru", "lag1_identity_acc_bank", "lag4_identity_acc_gru",
+                          "lag4_identity_acc_bank"),
+          all_of(beats("lag1_identity_acc_gru", "lag1_identity_acc_bank"),
+                 beats("lag4_identity_acc_gru", "lag4_identity_acc_bank")), figure="lag_decodability.png",
+          gate=oracle_below_learned("lag4_identity_acc_bank_oracle", "lag4_identity_acc_gru"),
+          gated="the number; not attributable to the fixed traces",
+          prefixes=("lag4_identity_acc_bank_oracle", "lag4_oracle_converged"),
+          headline="lag4_identity_acc_gru", versus="lag4_identity_acc_bank"),
+), LABELS)

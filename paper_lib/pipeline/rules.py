@@ -1,0 +1,77 @@
+"""The rule types and combinators of the house, and the rules more than one claims family uses.
+
+A rule maps summarised metrics (``{name: {"mean", "ci95", "n"}}``) to ``(yes | partly | no,
+reason)``; a gate returns the reason an experiment has no power (its control did not differ as
+it must), or ``None``. Each rule's docstring is what the report prints. What is here takes the
+metric names as arguments and knows none: the types, how a rule reads a metric (:func:`mean`,
+:func:`ci`, :func:`sizes`), the combinators (:func:`all_of`, :func:`first_gate`) and a gate two
+families share (:func:`any_solves`). A rule only one family uses lives in that family
+(:mod:`paper_lib.claims`); one that a second family needs moves here. Our design: the paper
+states no tolerances.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, Iterable, Mapping
+
+Metrics = Mapping[str, Mapping[str, float]]  # NAME -> {"mean", "ci95", "n"}
+Rule = Callable[[Metrics], tuple[str, str]]   # -> (verdict, reason)
+Gate = Callable[[Metrics], str | None]         # -> reason the experiment has no power, or None
+
+
+def mean(m: Metrics, name: str) -> float:
+    """The mean of metric ``name`` (KeyError when absent: the report says "metric missing")."""
+    return float(m[name]["mean"])
+
+
+def ci(m: Metrics, name: str) -> float:
+    """The 95% CI half-width of metric ``name`` (0 where there is none: one seed, an exact number)."""
+    c = m[name].get("ci95")
+    return 0.0 if c is None or (isinstance(c, float) and math.isnan(c)) else float(c)
+
+
+def sizes(m: Metrics, prefix: str) -> list[int]:
+    """The numeric suffixes ``N`` of the metrics ``<prefix><N>``, ascending (a family: one metric
+    per pair count or depth)."""
+    return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
+
+
+# --------------------------------------------------------------------------- combinators and a shared gate
+
+def all_of(*rules: Rule) -> Rule:
+    """yes if every rule says yes; partly if at least one says yes or partly; else no."""
+    def rule(m: Metrics) -> tuple[str, str]:
+        results = [r(m) for r in rules]
+        words = [w for w, _ in results]
+        word = "yes" if all(w == "yes" for w in words) else "partly" if any(w in ("yes", "partly") for w in words) else "no"
+        return word, "; ".join(why for _, why in results)
+    rule.__doc__ = "all of: " + " AND ".join((r.__doc__ or "").split(";")[0] for r in rules)
+    return rule
+
+
+def first_gate(*gates: Gate) -> Gate:
+    """The first of ``gates`` that finds no power (its reason), or None when every gate passes."""
+    def gate(m: Metrics) -> str | None:
+        for g in gates:
+            why = g(m)
+            if why is not None:
+                return why
+        return None
+    return gate
+
+
+def any_solves(names: Iterable[str], threshold: float) -> Gate:
+    """Informative only if at least one positive control of ``names`` reaches ``threshold``."""
+    names = tuple(names)
+
+    def gate(m: Metrics) -> str | None:
+        seen = {n: mean(m, n) for n in names if n in m}
+        if not seen:
+            return f"no positive control measured ({', '.join(names)})"
+        if any(v >= threshold for v in seen.values()):
+            return None
+        return ("no positive control solves the task (" + ", ".join(f"{n} {v:.2f}" for n, v in seen.items())
+                + f" < {threshold:g}): the recipe fails")
+    return gate
+
