@@ -207,7 +207,11 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
             _check_finite(_mean_over_ranks(loss, world, device), model, step + 1, lr, cfg, ckpt_dir, history,
                           out_dir if rank == 0 else None, bar, weights=True)
             if rank == 0:
-                save_checkpoint(ckpt_dir, model, opt, step + 1, history, _run_meta(cfg, busy))
+                try:
+                    save_checkpoint(ckpt_dir, model, opt, step + 1, history, _run_meta(cfg, busy))
+                except OSError:  # a full disk (one line): it starts a line of its own, after the bar
+                    bar.close()
+                    raise
             if world > 1:
                 dist.barrier()
     bar.close()
