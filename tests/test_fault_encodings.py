@@ -77,7 +77,7 @@ def test_the_checker_finds_each_kind():
 README = ("# Title — the paper companion\n\nx → y, 0.5 ± 0.1\n<!-- findings:start -->\nx\n<!-- findings:end -->\n"
           "<!-- report:start -->\nold\n<!-- report:end -->\nrest — end\n")
 REPORT = "import sys; from pathlib import Path; from paper_lib.pipeline.report import write_report; " \
-         "write_report('cpu', root=Path(sys.argv[1]))"
+         "from paper_lib.claims.registry import CLAIMS; write_report('cpu', CLAIMS, root=Path(sys.argv[1]))"
 
 
 def test_the_report_keeps_the_readme_as_utf8_under_a_non_utf8_locale(tmp_path):
