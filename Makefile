@@ -130,7 +130,7 @@ test-dispatch: | venv  ## the kernel tests with ATEN_CPU_CAPABILITY=default, the
 test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
 	OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
 
-bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor), throughput.csv (SPEN vs Transformer, MFU), levers.csv (issue 26)
+bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor), throughput.csv (SPEN vs Transformer, MFU), levers.csv (each CPU speed-up against the path it replaces)
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_throughput.py
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_levers.py

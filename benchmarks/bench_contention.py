@@ -6,18 +6,18 @@ of the runner and its kernel) in four settings, interleaved, each ``--repeats`` 
 
 - ``load``: ``idle`` (nothing started by us) or ``loaded`` (we start ``--load-threads``
   single-threaded busy loops, separate processes, for the length of the run);
-- ``threading``: ``default`` is what the notebooks did before issue 14: 2 torch threads, numpy's
+- ``threading``: ``default`` is the libraries' defaults: 2 torch threads, numpy's
   BLAS and scikit-learn's OpenMP at 2 (their default on a 2-core machine), OpenMP threads that
   spin about 3 ms while waiting (libgomp's default, ``GOMP_SPINCOUNT=300000``); it runs through
   ``n_threads=2``, so the allocator is tuned as in ``tuned``, which is
   :func:`paper_lib.pipeline.threads.set_threads` with the notebook's default ``n_threads`` and
-  ``OMP_WAIT_POLICY=PASSIVE`` (what the runner now sets). ``--extra-threads 2`` adds a
+  ``OMP_WAIT_POLICY=PASSIVE`` (what the runner sets). ``--extra-threads 2`` adds a
   ``tuned`` run at 2 threads, to tell the thread count from the wait policy.
 
 Writes ``figures/bench/contention.csv``: ``notebook, load, threading, threads, wall_s, cpu_s,
 wall_vs_idle, cpu_vs_idle, load_avg`` (medians over repeats; the ratios divide by the same
 threading's idle run; ``load_avg`` is the 1-minute load average before the run, other people's
-work included). Targets (issue 14): loaded wall <= about 2x idle, CPU <= 1.5x. Our design.
+work included). Targets: loaded wall <= about 2x idle, CPU <= 1.5x. Our design.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 26's levers, each against the path it replaces, interleaved in one run (part of ``make bench``).
+"""Four levers on the CPU training step (levers 1-4 below), each against the path it replaces, interleaved in one run (part of ``make bench``).
 
 ``python benchmarks/bench_levers.py`` builds SPEN and the Transformer at the throughput benchmark's
 sizes (notebook 03's cpu sizes: 4 blocks, d_model 128, vocabulary 2048; ``bench_throughput.lm_sizes``)

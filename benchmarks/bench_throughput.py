@@ -11,25 +11,25 @@ else the machine runs hits every cell alike; the median over rounds is reported.
 Writes ``figures/bench/throughput.csv``: ``seq_len, model, d_model, tokens_per_s, spen_over_transformer,
 spen_vs_shortest`` (SPEN's tokens/s over its own at the shortest length), ``clock`` (``process_time``,
 the process's CPU time, on one thread; wall time otherwise), the model FLOP utilisation
-(issue 26: ``flops_per_token`` counted by ``torch.utils.flop_counter`` with causal attention at half,
+(``flops_per_token`` counted by ``torch.utils.flop_counter`` with causal attention at half,
 ``gemm_peak_gflops`` the measured FP32 ``torch.mm`` peak on the same threads, ``mfu`` their ratio to the
 measured rate; ``benchmarks/_flops.py``; ``active_flops_per_token`` and ``mfu_active`` count SPEN's FFN
 after the selection over the kept units only: :func:`add_mfu`) and the 1-minute load average before the run; and ``figures/bench/sparse_ffn.csv``: forward+backward time of the sparse FFN's
 selection options at (tokens, d_ff) = (4096, 4 d_model), all giving the same values and gradients:
 
-- ``scatter``: topk, then the kept values scattered into a zero-filled (tokens, d_ff) tensor (the first code);
+- ``scatter``: topk, then the kept values scattered into a zero-filled (tokens, d_ff) tensor;
 - ``mask_mul``: the ``k``-th value from ``topk`` as a threshold, ``a * (a >= kth)``;
-- ``masked_fill_topk``: the same threshold, ``a.masked_fill_(a < kth, 0)`` in place (the previous ``SparseFFN``);
+- ``masked_fill_topk``: the same threshold, ``a.masked_fill_(a < kth, 0)`` in place;
 - ``gather_rows``: only the ``k`` active rows of the output projection, ``F.embedding_bag`` with the
   kept values as weights (no dense hidden tensor into the projection);
 - ``masked_fill_partition``: the in-place mask with the threshold from ``numpy.partition``
   (:func:`paper_lib.models.sparse_ffn.kth_largest`; ``SparseFFN``'s dense path, ``fuse_gelu_mask = False``);
 - ``kept_gelu``: the selection on the pre-activation and GELU with its gradient for the kept units only
-  (issue 26, lever 3: :class:`paper_lib.models.sparse_ffn._KeptGELU`; ``sparse_gemms = False``);
+  (lever 3 of ``bench_levers.py``: :class:`paper_lib.models.sparse_ffn._KeptGELU`; ``sparse_gemms = False``);
 - ``kept_ffn_csr``: lever 3's selection and every GEMM after it over the kept units only, as sparse CSR
-  products (issue 26, lever 4: :class:`paper_lib.models.sparse_ffn._KeptFFN`; ``SparseFFN``'s default on the CPU).
+  products (lever 4 of ``bench_levers.py``: :class:`paper_lib.models.sparse_ffn._KeptFFN`; ``SparseFFN``'s default on the CPU).
 
-Targets (issue 14): SPEN >= the Transformer at seq_len 1024, >= 2x at 4096, SPEN flat within 20%
+Targets: SPEN >= the Transformer at seq_len 1024, >= 2x at 4096, SPEN flat within 20%
 from 256 to 8192. The Transformer is timed up to ``--transformer-max`` tokens (attention's cost
 grows with the length). Our design: the paper is silent.
 """
@@ -130,8 +130,8 @@ def bench_throughput(seq_lens: list[int], d_models: list[int], batch_tokens: int
 
 def add_mfu(df: pd.DataFrame, batch_tokens: int, peak: float) -> pd.DataFrame:
     """``df`` with ``flops_per_token`` (counted, :func:`_flops.training_flops_per_token`: causal attention
-    at half; SPEN's sparse FFN counted as the model defines it, every GEMM dense, as issue 26 counts its
-    6.86M: ``SparseFFN.sparse_gemms = False`` while counting), ``gemm_peak_gflops`` (``peak``, the measured
+    at half; SPEN's sparse FFN counted as the model defines it, every GEMM dense (SPEN's 6.86M per token at
+    the benchmark sizes): ``SparseFFN.sparse_gemms = False`` while counting), ``gemm_peak_gflops`` (``peak``, the measured
     FP32 torch.mm rate) and ``mfu`` = FLOPs per token x tokens/s / peak, each row's model at its width and
     length; ``active_flops_per_token`` and ``mfu_active``: the same with the five FFN GEMMs after the
     selection (the output projection and the four gradients, ``10 D F`` FLOPs a token a block) counted

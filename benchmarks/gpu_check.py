@@ -16,7 +16,7 @@ On a machine without CUDA it prints one line and exits 0. With CUDA, in about 8 
    ``torch.utils.flop_counter``; "unknown" for a device not in its table), peak allocated memory
    (GiB), and SPEN's tokens/s over the Transformer's, at every ``--seq-lens``. One more step of each
    runs under ``torch.cuda.set_sync_debug_mode("warn")`` around forward + backward
-   (``host_syncs_in_step``: SPEN passes when nothing synchronised with the host; issue 26).
+   (``host_syncs_in_step``: SPEN passes when nothing synchronised with the host).
 3. ``nccl``: if two or more GPUs exist, two processes join an NCCL group, all-reduce a known
    tensor (exact sum) and train a small SPEN with DDP for a few steps through
    :func:`paper_lib.train.train`; passes when both ranks end with identical weights.

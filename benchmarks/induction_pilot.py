@@ -1,4 +1,4 @@
-"""Issue 22's bounded search for a cpu recipe in which the Transformer learns in-context copying.
+"""A bounded search for a cpu recipe in which the Transformer learns in-context copying.
 
 Trains notebook 03's cpu Transformer (``spen_train.settings_for("cpu")``, seed 0, one thread) on
 its training stream with repeated random spans mixed in at random offsets (no fixed period: text

@@ -25,7 +25,7 @@
 # a linear probe on the frozen features (the features use no label, the probe does) and a
 # label-free k-means readout. The traces are **causal**; the BiGRU reads both directions.
 #
-# **Where does the accuracy come from?** (issue 11). In the paper-style SPCN the probe reads
+# **Where does the accuracy come from?** In the paper-style SPCN the probe reads
 # `[h, P h]`: what learning adds is a linear function of traces the probe already has, so a
 # linear probe cannot see it. We therefore measure three sources separately
 # (`paper_lib.models.spcn_variants`):
@@ -36,7 +36,7 @@
 # 3. the **label-free ceiling**: the same wiring trained by backpropagation on the same
 #    next-activity objective.
 #
-# On A the floor already does the job (issue 23), so the learning row is decided where the fixed
+# On A the floor already does the job, so the learning row is decided where the fixed
 # code cannot: Grammar B's unseen content words, with learning that reaches the word codes
 # (a Hebbian context rule and its backprop ceiling, from unlabelled A and B sentences); A's
 # numbers stay as shown numbers.
@@ -211,11 +211,11 @@ display(Markdown(
 # same codes by backpropagation on a label-free **fill-in (cloze)** loss on the same sentences (each
 # word predicted from the traces of the words before and after it, the context the Hebbian rule
 # reads, through learned maps and an output table of its own; its Adam step size chosen per seed by
-# the same loss on held-out unlabelled B sentences). Until the seventh session the ceiling predicted
-# the next word from the left trace only, with the codes tied as the output table; its published cpu
-# run (288434a, sixth session, another machine) read 0.364 ± 0.095 on seeds 0-4, below the Hebbian codes, and its lower bound missed the floor's
-# upper bound by 0.003, so the row could not decide. The fill-in loss on seeds 0 / 1 / 2 (measured in
-# the seventh session outside the notebook, the same readout): 0.428 / 0.466 / 0.289 against the floor's 0.181 / 0.277 / 0.224; tied
+# the same loss on held-out unlabelled B sentences). A next-word ceiling (the next word predicted from
+# the left trace only, the codes tied as the output table) cannot decide the row: its cpu run (seeds
+# 0-4, on another machine) read 0.364 ± 0.095, below the Hebbian codes, its lower bound 0.003 under the
+# floor's upper bound. The fill-in loss on seeds 0 / 1 / 2 (measured once outside the notebook, the
+# same readout): 0.428 / 0.466 / 0.289 against the floor's 0.181 / 0.277 / 0.224; tied
 # output codes scored 0.126 on seed 0 (a code that must also be predicted keeps its word apart).
 # An **oracle**
 # gives each B word the fixed code of the A word of its category (what the readout can do with

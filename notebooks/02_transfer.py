@@ -19,7 +19,7 @@
 # the probe and cluster naming on its features, the taggers with labels) and scored on held-out
 # A and on B. An unseen word is a fresh random code to SPCN and `<unk>` to the GRU taggers.
 #
-# **Like for like** (issue 11). SPCN reads left to right; the BiGRU reads both ways and was
+# **Like for like**. SPCN reads left to right; the BiGRU reads both ways and was
 # trained to expect unknown words. So each structure claim is judged twice: **causal against
 # causal** (SPCN against a left-to-right GRU tagger of the same sizes) and **bidirectional
 # against bidirectional** (a bidirectional SPCN, its trace banks read forward and on the
@@ -362,7 +362,7 @@ display(Markdown(
        "for longer at the same width.")))
 oracle_runs = [r["lag_oracle"] for r in results.values() if r["lag_oracle"]]
 ko = settings.lag.oracle_lag
-if oracle_runs:  # the best reader we fit on the same bank (paper_lib.oracle's lag oracle, an MLP): issue 23
+if oracle_runs:  # the best reader we fit on the same bank (paper_lib.oracle's lag oracle, an MLP)
     display(Markdown(
         f"**The bank's oracle.** An MLP reader fitted on the same trace bank (`paper_lib.oracle`, early-stopped on "
         f"held-out training documents) reads the word at lag {ko} with {fmt([o['accuracy'] for o in oracle_runs])} "

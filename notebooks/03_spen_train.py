@@ -308,7 +308,7 @@ if settings.rotary_try:
            ylim=(min(-0.1, rotary.induction_score.min() - 0.05), max(1.1, rotary.induction_score.max() + 0.1)))
     legend_below(fig, ax, ncol=2)
     stamp(fig, profile, 1, None, f"seed {settings.rotary_seed}; score: loss on the first minus the second copy of "
-          f"{st.induction_length(settings)} random tokens")
+          f"{induction_length(settings)} random tokens")
     out.save_figure(fig, "rotary_induction", title="In-context copying with rotary and learned positions",
                     alt="Induction score (nats) against training steps for the Transformer with rotary positions on "
                         "notebook 03's text, rotary and learned positions with two attention-only blocks on repeated "
@@ -417,7 +417,7 @@ display(Markdown(f"SPEN minus Transformer: {first_bin:+.3f} nats at the first po
                     "what the traces lost.")))
 
 # %% [markdown]
-# ## What each layer keeps of the current and the previous token (issue 21, depth)
+# ## What each layer keeps of the current and the previous token
 # Notebook 06 asks whether a residual stream that sums every layer's write dilutes what entered it.
 # Here the same question on the trained models: a linear probe (ridge on the standardised stream,
 # `paper_lib.probes.layer_identity`) reads the current token (lag 0) and the one before it (lag 1)

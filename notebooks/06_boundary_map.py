@@ -13,7 +13,7 @@
 # Fixed-rate EMA traces keep *temporal structure* and lose *content* (which token it was); and
 # fixed-coefficient accumulation dilutes information across **depth** too (a residual stream sums
 # every layer's write with fixed coefficients), so that only learned, input-dependent selection
-# avoids the dilution. The paper runs no such map; both panels are **our design** (issue 21),
+# avoids the dilution. The paper runs no such map; both panels are **our design**,
 # built in `paper_lib.experiments.boundary_map` and `paper_lib.models.depth_probe`.
 #
 # **Panel A (time).** Tokens drawn uniformly from `vocab_size` tokens; a token's *class* (the
@@ -45,7 +45,7 @@
 # vocabulary up to the rule's ratio (`boundary_map.oracle_vocab_sizes`), at every seed in the rule's
 # cell and at one seed elsewhere (`oracle_map_seeds`, the cpu budget).
 #
-# **What this notebook does not do yet (issue 21):** the GRU and the selective scan are trained at a
+# **What this notebook does not do yet:** the GRU and the selective scan are trained at a
 # subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle stops at
 # vocabulary / width 16 (an identity reader at 64 took 183 s, 2.7 times one at 16, measured once
 # before stopped readers were skipped) and runs one seed away from the rule's cell; the structural
@@ -111,8 +111,8 @@ display(Markdown(
 # What panel A does not do yet: the learned states are trained at a subset of the vocabularies
 # (their cells elsewhere are blank) and at fewer seeds than the bank; the structural label
 # is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
-# than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in the cpu run of commit
-# b1e1866, on all three seeds). A linear reader of the bank responds to a combination of the three
+# than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in a cpu run, on all three
+# seeds). A linear reader of the bank responds to a combination of the three
 # exponentials (1 - alpha)^k; to read lag 1 it must cancel lag 0, which the fast trace weights twice
 # as much, while a difference of traces peaks later (0.9^k - 0.5^k is largest at k = 3). The same
 # dip appears with the library's probe on uniform tokens of 64 ids at width 64 and no classes
@@ -196,16 +196,16 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # **Is the oracle converged?** Measured once outside the notebook (seed 0, vocabulary 256, lags 1,
 # 2, 200), with early stopping after 4 checks of 25 steps it read identity 0.07 at lag 1 and 0.065
 # at lag 2; with a patience of 40 checks and 3,000 steps, 0.67 and 0.095, both still rising at the
-# last step. An oracle cut short gives a lower bound, so the fit now never stops before
+# last step. An oracle cut short gives a lower bound, so the fit never stops before
 # `oracle.min_steps` and stops only after `oracle.patience` checks without a gain; a reader that
 # runs all `oracle.max_steps` was still improving, and the report's gate then says "not
 # informative" (`time_oracle_converged`, per seed) rather than let a lower bound under 0.10 pass
-# for "the traces lost identity". The cpu run of commit f182ae8 (at least 500 steps, a patience of
+# for "the traces lost identity". A cpu run with a shorter fit (at least 500 steps, a patience of
 # 8 checks, at most 1,500) read identity 0.085 +- 0.022 at the rule's cell, its lag-2 readers
-# stopping after 675 to 875 steps; the fit now runs at least 1,000 steps and stops after 12 checks
+# stopping after 675 to 875 steps; so the fit runs at least 1,000 steps and stops after 12 checks
 # (300 steps) without a gain, at most 2,000, and the gate reads the oracle's upper 95% CI. Measured
 # once outside the notebook with this fit (seed 0, vocabulary 256, at most 2,500 steps): identity at
-# lag 2 0.078, its reader stopping on a plateau at 1,275 steps (0.075 with the old fit).
+# lag 2 0.078, its reader stopping on a plateau at 1,275 steps (0.075 with the shorter fit).
 
 # %%
 V_rule = bm.rule_vocab_size(S)
@@ -281,9 +281,9 @@ plt.show()
 # ## Learning curves (is a failure slow optimisation?)
 # Held-out accuracy against steps at every depth (one row each), headline width; mean over seeds,
 # the band the range over seeds. A curve still rising at the last step is slow optimisation, a flat
-# one a plateau of this budget. Until issue 21's second pass the runs took 800 steps, and the
+# one a plateau of this budget. The runs take 1,600 steps because at 800 the
 # plain residual's state at n_layer 16 sat at 0.23-0.24 from step 300 while `decay`, `dwa` and
-# `highway` took off only after step 500: hence twice the steps.
+# `highway` took off only after step 500.
 
 # %%
 deep = curves[(curves.n_layer == max(S.depths)) & (curves.d_model == S.widths[-1])]

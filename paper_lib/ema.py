@@ -140,7 +140,7 @@ def _kernels(alphas: tuple[float, ...], C: int, causal: bool, dtype, device):
     Non-causal: ``Lp[(i,s), j] = a_s (1-a_s)^(i-j)`` for ``j <= i``, ``Dp[(i,s), s] = (1-a_s)^(i+1)``.
     Causal (trace at i holds only x_{<i}): ``(1-a_s)^(i-1-j)`` for ``j < i``, ``Dp = (1-a_s)^i``.
 
-    Cached per (alphas, C, causal, dtype, device) (our design, issue 26): the copy to an accelerator is
+    Cached per (alphas, C, causal, dtype, device) (our design): the copy to an accelerator is
     made once, not in every forward and backward (each was a blocking host-to-device copy). The
     returned tensors are shared: callers must not write into them.
     """
@@ -274,7 +274,7 @@ def _no_autocast(device: torch.device):
 class _EMAFunction(torch.autograd.Function):
     """Fast EMA with a custom backward (the adjoint scan), so no T-step autograd graph.
 
-    Both directions run in float32 at least with autocast off (our design, issue 26: under bf16
+    Both directions run in float32 at least with autocast off (our design: under bf16
     autocast the chunk matmuls would otherwise round the traces to bf16, 1.4e-2 from fp32); the
     traces come back in ``x``'s dtype, the gradients in the inputs' dtypes.
     """
@@ -318,7 +318,7 @@ def ema_traces(x: Tensor, alphas: Sequence[float] | Tensor = PAPER_ALPHAS, state
             accelerator is a device sync. False: no check (no sync); an inf/NaN then also reaches up to
             ``chunk_size - 1`` neighbours in its chunk (in a training step the loss is inf/NaN either
             way). None (default): True on the CPU, where the check syncs nothing, False elsewhere (our
-            design, issue 26: no host sync inside a training step on a GPU).
+            design: no host sync inside a training step on a GPU).
 
     Returns:
         ``(B, T, S, D)`` traces in ``x``'s dtype (contiguous unless ``T`` is not a multiple of ``chunk_size``);

@@ -255,7 +255,7 @@ def probe_layers(model, ids, seq_len: int, n_train: int = 32, n_test: int = 16) 
     """:func:`paper_lib.probes.layer_identity` of a trained ``model`` (the current token, lag 0, and
     the one before, lag 1, at every layer of its residual stream) on the first ``n_train + n_test``
     non-overlapping windows of ``seq_len`` tokens of ``ids`` (probes fitted on the first ``n_train``,
-    scored on the rest). Our design (issue 21, panel B item 3).
+    scored on the rest). Our design: the paper is silent (notebook 03's token identity by layer).
 
     Raises:
         ValueError: ``ids`` shorter than ``(n_train + n_test) * seq_len`` tokens.

@@ -253,7 +253,7 @@ def layer_identity(train_streams: Sequence[np.ndarray], train_ids: np.ndarray, t
     ``*_ids``: the ``(B, T)`` input token ids. Returns one row per (layer, lag): ``layer, target, lag,
     accuracy, chance, n_test, decodability`` (``(accuracy - chance) / (1 - chance)``), every lag scored
     on the positions ``t >= max(lags)``. Raises ValueError as :func:`lag_decodability`, or on
-    streams of different depths. Our design (issue 21)."""
+    streams of different depths. Our design: the paper is silent."""
     if len(train_streams) != len(test_streams):
         raise ValueError(f"train and test streams have {len(train_streams)} and {len(test_streams)} layers")
     rows = [lag_decodability(a, {"identity": train_ids}, b, {"identity": test_ids}, lags, ridge=ridge).assign(layer=layer)

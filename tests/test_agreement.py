@@ -1,4 +1,4 @@
-"""The agreement-with-attractors generator (paper_lib.data.agreement; issue 23 item 2)."""
+"""The agreement-with-attractors generator (paper_lib.data.agreement)."""
 from dataclasses import replace
 
 import numpy as np

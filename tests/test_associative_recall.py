@@ -146,7 +146,7 @@ def test_recall_metrics_names_and_values():
 
 
 def test_spen_selective_holds_a_learned_state_equal_to_the_traces():
-    """Issue 20: SPEN-selective at equal state, S x d learned numbers per block beside the S x d traces."""
+    """SPEN-selective at equal state: S x d learned numbers per block beside the S x d traces."""
     s = ar.settings_for("smoke")
     V = ar.task(s).vocab_size
     model = ar.build("spen_selective", s, V, d_model=16, seed=3)

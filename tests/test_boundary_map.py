@@ -173,7 +173,7 @@ def test_report_rows_decide_from_notebook_metrics():
     assert cut_short.holds == "not informative at this budget" and "still improving at its last step in 1 of 2" in cut_short.reason
     t["time_oracle_converged"] = {"mean": 1.0, "ci95": 0.0, "n": 2}
     assert decide(CLAIMS["time_map"], t, "cpu").holds == "yes"
-    t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.022, "n": 3}  # the cpu run of f182ae8: mean under 0.1,
+    t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.022, "n": 3}  # a cpu run's reading: mean under 0.1,
     fragile = decide(CLAIMS["time_map"], t, "cpu")              # its upper CI 0.107 is not
     assert fragile.holds == "not informative at this budget" and "upper 95% CI 0.107 >= 0.1" in fragile.reason
     t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.010, "n": 3}  # upper CI 0.095: passes
@@ -237,7 +237,7 @@ def test_lag_row_reads_notebook_02():
     claim = GRAMMAR["lag_equal_state"]
     m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
            lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01),
-           lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # issue 23: the bank's oracle
+           lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # the bank's oracle
     assert decide(claim, m, "cpu").holds == "yes"
     m["lag4_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.05, "n": 3}                 # ahead, CIs overlap
     assert decide(claim, m, "cpu").holds == "partly"

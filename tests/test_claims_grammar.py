@@ -24,7 +24,7 @@ def test_learning_needs_a_ceiling_above_the_floor():
     yes = CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B": _s(0.45, 0.04)}, "cpu")
     assert yes.holds == "yes" and "CIs apart" in yes.reason
     assert CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B": _s(0.45, 0.04)}, "smoke").holds == "undetermined"
-    # A's numbers no longer decide the row (the fixed code already does the job there); they are shown
+    # A's numbers do not decide the row (the fixed code already does the job there); they are shown
     assert "spcn_learned_feat_acc_A" in CLAIMS["learning"].prefixes
     assert CLAIMS.verdict("learning", {"spcn_learned_feat_acc_A": _s(0.99, 0.001), "spcn_level1_floor_acc_A": _s(0.9, 0.001),
                                     "spcn_backprop_acc_A": _s(0.99, 0.001)}, "cpu").holds.startswith("metric missing")

@@ -1,4 +1,4 @@
-"""Fault kind (issue 25.1): a damaged checkpoint on resume (a crash before the data reached the
+"""Fault kind: a damaged checkpoint on resume (a crash before the data reached the
 disk, an interrupted copy) gives a 27-line traceback, or a JSON error naming no file.
 
 A damaged checkpoint is passed over with a one-line warning naming the file when an earlier

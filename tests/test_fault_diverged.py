@@ -1,11 +1,11 @@
-"""Issue 38, items 3 and 10: a NaN run filed as complete; a held-out split too short, found after training.
+"""A run whose loss goes non-finite, and a split too short to evaluate, stop before anything is filed.
 
-3. At ``lr 1e6`` both models "finished" with rc 0: ``log.csv``'s loss column empty, ``metrics.json``
-   with null losses, a NaN checkpoint kept, and the rerun said "already complete". Expected: a
-   non-finite loss stops the run in one line (the step, the loss, the setting to look at), rc != 0,
-   nothing filed as complete, no non-finite checkpoint kept as the latest.
-10. A corpus whose held-out part has 28 tokens trained every step, then failed naming no split or
-   file. Expected: checked before training, one line naming the split and the file.
+- A non-finite loss (or non-finite weights before a checkpoint) stops training in one line naming
+  the step, the loss and the settings to look at; the exit status is 2, no ``metrics.json`` is
+  written, no checkpoint of a non-finite state becomes the latest, ``log.csv`` keeps the finite
+  rows, and a rerun stops again instead of saying "already complete". A sweep leaves such a rate out.
+- A split shorter than one window is named (split, file, length, the settings that lengthen it)
+  before any step is trained.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fault kind (issue 25.3): empty shapes through the EMA paths.
+"""Fault kind: empty shapes through the EMA paths.
 
 ``ema_traces`` on an empty batch or zero width raised an internal reshape error, with ``T`` = 0
 its output had no ``grad_fn``, and ``ema_reference`` / ``selective_scan_reference`` failed on
@@ -76,9 +76,8 @@ def test_bad_shapes_are_still_one_line_errors():
 
 
 def test_non_empty_fast_path_is_unchanged():
-    """Recorded from the fast path before the empty-shape fix (commit 2bf44f8, torch 2.13 CPU):
-    the same input must give the same traces (the published figures depend on them); the bitwise
-    check was done when the fix was made (sha256 of the bytes equal), here to 1e-6 relative."""
+    """The fast path's traces of a fixed input, recorded (torch 2.13 CPU): handling empty shapes
+    changes nothing on non-empty ones (the published figures depend on them); here to 1e-6 relative."""
     x = torch.randn(2, 70, 5, generator=torch.Generator().manual_seed(25))
     y = ema_traces(x).double()
     assert y.sum().item() == pytest.approx(76.37521610701435, rel=1e-6)

@@ -1,4 +1,4 @@
-"""Issue 38, item 2: a non-UTF-8 locale (``LANG=en_US.ISO-8859-1``, Windows' cp1252) corrupts text.
+"""A non-UTF-8 locale (``LANG=en_US.ISO-8859-1``, Windows' cp1252) corrupts text.
 
 Python reads and writes text in the locale's encoding unless told otherwise, so under latin-1 the
 report step read ``README.md``'s UTF-8 as latin-1 and wrote it back as UTF-8 ("—" became "â€”"),

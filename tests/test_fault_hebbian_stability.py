@@ -1,4 +1,4 @@
-"""Fault kind (issue 13.6): Hebbian rules diverge outside the regime they were tuned for.
+"""Fault kind: Hebbian rules diverge outside the regime they were tuned for.
 
 A learning rule either stays stable for the inputs it accepts or refuses them with one line.
 Oja's rule with a large post-synaptic activity (``lr * <y^2> >= 2``) diverged; PGHU's precision

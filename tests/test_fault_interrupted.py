@@ -1,4 +1,4 @@
-"""Issue 38, item 12: an interrupted run leaves hidden files behind and no timing row.
+"""An interrupted run leaves hidden files behind and no timing row.
 
 SIGTERM to the runner and SIGHUP to its process group killed it before its clean-up, so
 ``.<notebook>.running-<pid>.ipynb`` files and staging folders piled up; under ``make``, Ctrl-C

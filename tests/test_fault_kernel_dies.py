@@ -1,4 +1,4 @@
-"""Issue 25, item 2: the kernel dies (the OOM killer's SIGKILL, a segfault).
+"""Fault kind: the kernel dies (the OOM killer's SIGKILL, a segfault).
 
 Expected: one line naming the notebook, the cell and its heading and the signal, exit status 1,
 and the notebook as far as it ran in ``build/<profile>/failed/``.

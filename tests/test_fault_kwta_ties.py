@@ -1,4 +1,4 @@
-"""Fault kind (issue 25.4): ``kwta_columns`` says ties are broken by index, but an all-zero column
+"""Fault kind: ``kwta_columns`` says ties are broken by index, but an all-zero column
 of 16 units picked units [10, 11] (of 64: [42, 43]), whatever ``torch.topk`` returned.
 
 :func:`paper_lib.hebbian.kwta_columns` breaks ties by the lowest index, and picks the same winners

@@ -1,4 +1,4 @@
-"""Fault kind (issue 13.5): a malformed local corpus file gives a traceback, not an answer.
+"""Fault kind: a malformed local corpus file gives a traceback, not an answer.
 
 Every malformed input file is one ``ValueError`` line naming the file, the row and what is
 allowed: ``.jsonl`` rows without ``text`` or with a non-string one, invalid JSON, an empty

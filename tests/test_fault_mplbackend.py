@@ -1,4 +1,4 @@
-"""Issue 25, item 4: ``MPLBACKEND=Agg`` from the user's shell must not reach the kernel.
+"""Fault kind: ``MPLBACKEND=Agg`` from the user's shell must not reach the kernel.
 
 With Agg the executed notebook (and the HTML made from it) has no figures; the runner gives the
 kernel matplotlib's inline backend whatever the shell says.

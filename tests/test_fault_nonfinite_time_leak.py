@@ -1,4 +1,4 @@
-"""Fault kind (issue 13.1): a non-finite value leaks backwards in time through a chunked fast path.
+"""Fault kind: a non-finite value leaks backwards in time through a chunked fast path.
 
 Every fast path must equal its reference recurrence on every input the reference accepts,
 inf and NaN included: a NaN/inf at step t reaches outputs at t and after only (after t with

@@ -1,4 +1,4 @@
-"""Issue 25, item 5: an edit made only in the paired ``.ipynb`` (jupytext, ``jupytext.toml``) is
+"""Fault kind: an edit made only in the paired ``.ipynb`` (jupytext, ``jupytext.toml``) is
 never silently ignored: a one-line warning before a run, and an error when publishing."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25, item 1: publishing when git cannot say which commit the sources are.
+"""Fault kind: publishing when git cannot say which commit the sources are.
 
 A docker bind mount owned by another user (git's "dubious ownership"), no git on PATH, or a ZIP
 download without ``.git``: ``--publish`` and ``PAPER_LIB_PUBLISH=1`` refuse in one line that

@@ -1,4 +1,4 @@
-"""Fault kind (issue 13.2): re-running a finished training job erases what it recorded.
+"""Fault kind: re-running a finished training job erases what it recorded.
 
 A rerun or a resume never overwrites a result with less: the library's :func:`train` restores
 a finished run (weights, loss, throughput) and keeps its log; the command line says

@@ -1,4 +1,4 @@
-"""Issue 25, item 3 (and issue 24): staleness by content, not by date.
+"""Fault kind: a date-based ``make`` misses a source saved during a run; staleness is by content, not by date.
 
 A source saved while ``make`` runs it leaves an executed notebook newer than the edit, so a
 date-based ``make`` calls it up to date forever; and Jupyter rewriting a ``.py`` with the same
@@ -85,7 +85,7 @@ def test_make_reruns_a_source_saved_while_it_ran_and_not_one_rewritten_with_the_
     _later(source, executed)
     lib.write_bytes(lib.read_bytes())
     _later(lib, executed)
-    assert _make(project) == 1  # issue 24: the same content reruns nothing
+    assert _make(project) == 1  # the same content reruns nothing
 
     source.write_text(DEMO + "x = 2\n")  # saved while make ran it: the executed notebook is newer than the edit
     _saved_during_the_run(project, source)

@@ -1,4 +1,4 @@
-"""Fault kind (issue 13.4): special-token text inside a document becomes a document boundary.
+"""Fault kind: special-token text inside a document becomes a document boundary.
 
 The text of a document survives encoding: a literal ``<|endoftext|>`` written in a document
 decodes back as written, and end-of-text ids come only from the boundaries that

@@ -1,4 +1,4 @@
-"""Issue 38, item 1: a changed source that is not newer than what make compares it with is never rerun.
+"""A changed source that is not newer than what make compares it with is never rerun.
 
 A file copied in with its old date (``cp -p``, ``rsync -a``, ``tar x``, ``unzip``) and a file
 edited after stamps were written with the clock an hour ahead both looked up to date to a

@@ -1,4 +1,4 @@
-"""Issue 25, item 6: numbers depend on the thread count, so the thread count is fixed and recorded.
+"""Fault kind: numbers depend on the thread count, so the thread count is fixed and recorded.
 
 (a) ``parallel_map`` runs every job at one thread, in a worker process or (``workers=1``) in the
 caller's process, restoring the caller's count after: ``workers=1`` and ``workers=2`` give the

@@ -1,4 +1,4 @@
-"""Issue 24, item 3: a tweak is never published as the paper's default.
+"""Fault kind: a tweak is never published as the paper's default.
 
 JupyterLab autosaved an edited parameters cell into the tracked notebook, and ``make all``
 refused with "commit them first" without naming the file: following that advice would have

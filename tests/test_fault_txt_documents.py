@@ -1,4 +1,4 @@
-"""Fault kind (issue 25.2): a local ``.txt`` corpus is read one document per line, not as the
+"""Fault kind: a local ``.txt`` corpus is read one document per line, not as the
 README says (documents separated by blank lines), and a UTF-8 byte-order mark stays inside the
 first document.
 

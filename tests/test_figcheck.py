@@ -1,5 +1,5 @@
 """The legibility check (paper_lib.pipeline.figcheck) on small synthetic figures, one per defect
-of issue 24, and the save path that runs it (strict at smoke, a warning otherwise)."""
+it names, and the save path that runs it (strict at smoke, a warning otherwise)."""
 import json
 
 import matplotlib

@@ -1,4 +1,4 @@
-"""Issue 26, item 4: SPEN's training step is GPU-ready, proven on the CPU.
+"""SPEN's training step is GPU-ready, proven on the CPU.
 
 - No host sync: the step runs on the ``meta`` device (a device that is not the CPU, with no data, as
   CUDA is to the host), where ``.item()``, ``bool()`` or ``.tolist()`` of a device tensor raise, and a

@@ -1,4 +1,4 @@
-"""The harder grammar (issue 11): reduced object relatives, number agreement across centre
+"""The harder grammar: reduced object relatives, number agreement across centre
 embedding, heads and dependency distances; the default grammar is unchanged."""
 import numpy as np
 import pytest
@@ -81,8 +81,8 @@ def _corpus_hash(c) -> str:
 
 
 def test_default_grammar_corpora_pinned():
-    # the "paper" grammar generates exactly the corpora it generated before the hard variant changed
-    # (words, roles, depths and heads of 300 sentences; hashes taken at main cd24a22)
+    # the "paper" grammar's corpora are pinned, so no variant's option changes them
+    # (words, roles, depths and heads of 300 sentences)
     assert _corpus_hash(generate("A", 300, 0)) == "8c988720e974a77f55a3f31eb8af5c4cdc23de224237cae8e2553c63f6b231dc"
     assert _corpus_hash(generate("B", 300, 5, GrammarConfig(max_depth=2))) == (
         "aff2b1e443d9cae4fff8655ad13087e082eaa3a3d1a0ef3acaffe824a5474789")

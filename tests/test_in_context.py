@@ -1,4 +1,4 @@
-"""In-context scores (paper_lib.in_context) and the gate that reads them (issue 22)."""
+"""In-context scores (paper_lib.in_context) and the gate that reads them."""
 from __future__ import annotations
 
 import math

@@ -98,7 +98,7 @@ def _figure():
 
 
 def test_outputs_stamp_every_file(tmp_path):
-    _git_repo(tmp_path)  # publishing needs the commit of the sources (issue 25: never "unknown" in figures/)
+    _git_repo(tmp_path)  # publishing needs the commit of the sources (never "unknown" in figures/)
     out = Outputs("99_demo", "cpu", {"lr": 0.1}, seeds=[0, 1], root=tmp_path, publish=True)
     commit = out.commit
     assert out.dir == tmp_path / "figures" / "99_demo" and len(commit) == 12 and not commit.endswith("-dirty")

@@ -1,4 +1,4 @@
-"""Word codes that learning can reach (issue 23 item 1): the Hebbian context rule, its backprop
+"""Word codes that learning can reach: the Hebbian context rule, its backprop
 ceiling, the category oracle, SPCN reading given codes, and the B content-word readout."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The chunked output layer + cross-entropy (paper_lib.models.lm.linear_cross_entropy, issue 26 lever 1)
+"""The chunked output layer + cross-entropy (paper_lib.models.lm.linear_cross_entropy)
 against ``F.cross_entropy`` of the full logits: values, both gradients, ignored targets, the models."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The notebook sources are exactly what jupytext writes under the project's ``jupytext.toml``
 (a header holding only the kernel, cell metadata only ``tags``), so a researcher's first save
 from Jupyter, or a ``jupytext --to ipynb`` and back, changes no byte of them and no content stamp
-(``make`` reruns nothing); every notebook names its kernel, so JupyterLab asks for none (issue 24)."""
+(``make`` reruns nothing); every notebook names its kernel, so JupyterLab asks for none."""
 from __future__ import annotations
 
 import copy

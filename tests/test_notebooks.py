@@ -18,7 +18,7 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 @pytest.mark.notebook
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_at_smoke(source: Path):
-    executed = run_notebook(source, "smoke")  # no wall-time assertion: timing is benchmarks' (issue 14)
+    executed = run_notebook(source, "smoke")  # no wall-time assertion: timing is benchmarks'
     assert executed.is_file()
     metrics_path = output_dir(source.stem, "smoke") / "metrics.json"
     doc = json.loads(metrics_path.read_text())

@@ -1,5 +1,5 @@
 """The no-learning floor, the error-driven SPCN and its backprop ceiling; the causal GRU tagger;
-the bidirectional SPCN (issue 11)."""
+the bidirectional SPCN."""
 import numpy as np
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""The context/category split of structural roles (issue 23 item 3) on hand-made sentences."""
+"""The context/category split of structural roles on hand-made sentences."""
 from __future__ import annotations
 
 import pytest

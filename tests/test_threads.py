@@ -43,7 +43,7 @@ def test_set_threads_sets_torch_blas_openmp_and_environment(restore_threads):
 def test_default_threads(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     assert threads.default_threads("smoke") == 1
-    assert threads.default_threads("cpu") == 2  # the profile's, whatever the machine's cores (issue 25)
+    assert threads.default_threads("cpu") == 2  # the profile's, whatever the machine's cores
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # torchrun's choice is kept
     assert threads.default_threads("cpu") == 3
 
@@ -128,7 +128,7 @@ def test_mfu_counts_spens_ffn_dense_and_its_active_share_over_the_kept_units():
     df = pd.DataFrame({"d_model": [128, 128], "seq_len": [256, 256], "model": ["spen", "transformer"],
                        "tokens_per_s": [1e4, 1e4]})
     got = _bench("bench_throughput").add_mfu(df, 8192, peak=1e11)
-    assert got.flops_per_token.iloc[0] == 6_856_704                    # issue 26's count, every GEMM dense
+    assert got.flops_per_token.iloc[0] == 6_856_704                    # the dense count, every GEMM dense
     assert got.active_flops_per_token.iloc[0] == 6_856_704 - 4 * 10 * 128 * (512 - 31)   # 4 blocks, k = 31
     assert got.active_flops_per_token.iloc[1] == got.flops_per_token.iloc[1]
     assert got.mfu.iloc[0] == round(6_856_704 * 1e4 / 1e11, 3) and SparseFFN.sparse_gemms
@@ -142,7 +142,7 @@ def test_gpu_check_counts_flops_and_knows_the_h200s_peak(monkeypatch):
     flops = _bench("_flops")
     assert flops.gpu_bf16_peak("NVIDIA H200") == 989e12 and flops.gpu_bf16_peak("NVIDIA H100 PCIe") == 756e12
     assert flops.gpu_bf16_peak("NVIDIA A100-SXM4-80GB") == 312e12 and flops.gpu_bf16_peak("Tesla T4") is None
-    # SPEN's count at the benchmark sizes (issue 26: 6.86M per token, counted the same way there)
+    # SPEN's count at the benchmark sizes (6.86M per token, counted the same way as bench_throughput's)
     from paper_lib.models.factory import build_model
     sizes = _bench("bench_throughput").lm_sizes("spen", 128, 1024)
     res = flops.training_flops_per_token(lambda: build_model("spen", seed=0, **sizes), 256, sizes["vocab_size"])

@@ -1,4 +1,4 @@
-"""The causal GRU tagger without word dropout (issue 23 item 3) at tiny sizes."""
+"""The causal GRU tagger without word dropout, and the bank's lag oracle, at tiny sizes."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -46,7 +46,7 @@ def test_controls_stage_writes_both_causal_taggers():
 
 
 def test_bank_oracle_reads_a_kept_identity_and_not_a_lost_one():
-    """Issue 23 item C: the bank's lag oracle reads the word 2 back when the state holds it, chance when not."""
+    """The bank's lag oracle reads the word 2 back when the state holds it, chance when not."""
     import numpy as np
 
     from paper_lib.experiments.transfer import bank_oracle

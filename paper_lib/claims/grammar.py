@@ -114,7 +114,7 @@ def beats_each(a: str, rivals: Iterable[str]) -> Rule:
     """yes if ``a`` beats every rival with 95% CIs apart; partly if it beats at least one with CIs
     apart, or is ahead of every rival with CIs overlapping; else no (higher is better).
 
-    Our design (issue 23 item 3: SPCN against both causal GRU taggers, with and without ``<unk>``
+    Our design (it sets SPCN against both causal GRU taggers, with and without ``<unk>``
     training); the reason lists each pair as :func:`beats` writes it.
     """
     rivals = tuple(rivals)
@@ -154,7 +154,7 @@ def beats_negative_controls(name: str, controls: Iterable[str]) -> Gate:
 def ceiling_above_floor(ceiling: str, floor: str) -> Gate:
     """Informative only if ``ceiling`` (the best the setup can learn) beats ``floor`` (no learning)
     with 95% CIs apart: if even the ceiling cannot rise above the floor, a learner that ties the
-    floor says nothing about learning (issue 11; our design)."""
+    floor says nothing about learning (our design)."""
     def gate(m: Metrics) -> str | None:
         if _m(m, ceiling) - _ci(m, ceiling) > _m(m, floor) + _ci(m, floor):
             return None
@@ -219,7 +219,7 @@ CLAIMS = Claims((
     # Depth where the right answer is the minority under uncertainty. The metric is
     # SPCN's subject-number accuracy at the verb after a centre-embedded stack, pooled over the items
     # with k >= 1 attractors (paper_lib.data.agreement); the BiGRU, which reads the main verb itself,
-    # is the positive control; the old depth >= 2 role accuracies are shown beside it.
+    # is the positive control; the depth >= 2 role accuracies are shown beside it.
     Claim("deep", "SPCN on deep embedding: the subject's number at the verb after a centre-embedded stack with "
           ">= 1 attractor (Linzen et al. 2016; chance 0.5)", "0.84 (deep-embedded roles)", 0.84, "02_transfer",
           ("spcn_attractor_acc_ge1",), near("spcn_attractor_acc_ge1", 0.84, 0.05, 0.12),

@@ -1,4 +1,4 @@
-"""Subject-verb number agreement across a centre-embedded stack with attractors (issue 23 item 2).
+"""Subject-verb number agreement across a centre-embedded stack with attractors.
 
 Linzen, Dupoux and Goldberg (2016, "Assessing the ability of LSTMs to learn syntax-sensitive
 dependencies") predict the number of a verb from the words before it; *attractors* are nouns of

@@ -126,7 +126,7 @@ class GrammarConfig:
 
     @classmethod
     def hard(cls, **kw) -> "GrammarConfig":
-        """The harder grammar (issue 11): object relatives mostly without pronoun, stacked inside
+        """The harder grammar: object relatives mostly without pronoun, stacked inside
         each other (``nest_p``), number agreement across centre embedding (see :mod:`paper_lib.data.grammar_hard`)."""
         return cls(**{"variant": "hard", "object_rc_p": 0.7, "rc_p": 0.45, **kw})
 

@@ -1,4 +1,4 @@
-"""The harder grammar of Experiment 1 (issue 11; **our design: the paper is silent**).
+"""The harder grammar of Experiment 1 (**our design: the paper is silent**).
 
 The default grammar (``GrammarConfig()``, variant ``"paper"``) marks every relative clause with
 *that*/*which* and has no agreement, so depth is easy to read from a function word's trace and

@@ -1,4 +1,4 @@
-"""Which structural roles a causal reader can decide from context alone (issue 23, item 3).
+"""Which structural roles a causal reader can decide from context alone.
 
 On Grammar B every content word is unseen: a reader trained on A knows the shared function
 words and only *that* a content word stood at a position, not its category (adjective, noun or
@@ -15,7 +15,7 @@ verb). A structural role of an unseen word is then of one of two kinds:
 A structural role carried by a **function word** (DET, DEGREE, REL_PRON, PREP, ADV, END) is
 decided by the word itself, which the reader knows on B as on A; it is a third kind,
 ``"function word"``: it tests reading the current word, not keeping structure (the same objection
-as issue 23 item 4's lag-0 identity), so it belongs to neither kind above.
+as to lag 0, the current token's identity, in a lag-decodability curve), so it belongs to neither kind above.
 
 **The rule** (stated before any model was scored on it; our design, the paper is silent): a
 structural token on an unseen content word is ``"context"`` iff every parse of the grammar

@@ -1,4 +1,4 @@
-"""Notebook 02's agreement stage (issue 23 item 2): the subject's number at the verb after a
+"""Notebook 02's agreement stage: the subject's number at the verb after a
 centre-embedded stack, scored by the number of attractors (:mod:`paper_lib.data.agreement`).
 
 The readers are notebook 02's: SPCN (its weights learned label-free on the stage's training

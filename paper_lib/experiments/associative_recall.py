@@ -181,7 +181,7 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
 
     Sizes scale with the width: MLP / sparse FFN ``ff_mult * d``; SPEN's bottleneck ``d / 2``;
     the GRU's state ``S x d`` per block (equal to SPEN's trace state); ``spen_selective``'s learned
-    selective state also ``S x d`` per block (SPEN-selective at equal state, issue 20; the library's
+    selective state also ``S x d`` per block (SPEN-selective at equal state; the library's
     default sizes it to the linear reader's parameters, ``d`` per block; its weights are drawn after
     the rest of the model's, from ``seed``). Raises ValueError: unknown name (the oracle is fitted by
     :func:`paper_lib.oracle.fit_oracle`, not built here).
@@ -243,7 +243,7 @@ def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr:
     AdamW (betas 0.9/0.98, ``s.weight_decay`` on matrices only), linear warmup over
     ``s.warmup_steps`` then cosine decay to 0 at ``steps``, gradients clipped at norm 1; batch
     ``s.batch_size``. The training stream is seeded by ``seed`` (never equal to the validation or
-    test streams). **Early stop on a solved task** (our design, issue 20: the budget goes to the
+    test streams). **Early stop on a solved task** (our design: the budget goes to the
     models that have not learned yet): every ``s.check_every`` steps the accuracy on
     ``s.val_sequences`` fresh validation sequences per ``N`` is measured, and the run ends once it
     reaches ``s.solved_stop`` at every ``N`` of ``n_pairs`` (a model that stops has solved the

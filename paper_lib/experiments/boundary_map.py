@@ -3,7 +3,7 @@ and in depth (panel B).
 
 The paper's general principle: fixed-coefficient accumulation dilutes information across time (EMA
 traces) and across depth (residual streams), and only learned, input-dependent selection avoids it.
-The paper runs neither map; everything here is **our design** (issue 21).
+The paper runs neither map; everything here is **our design**.
 
 Panel A (time). Tokens are drawn uniformly and independently from ``vocab_size`` tokens; each
 token's *class* (the structural label) is ``token mod n_classes``. A token's input vector is
@@ -87,7 +87,7 @@ class Settings:
     widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
     n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
     n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
-    depth_steps: int = setting(1600, low=1)         # optimiser steps per run (800 until issue 21's second pass)
+    depth_steps: int = setting(1600, low=1)         # optimiser steps per run
     depth_batch: int = setting(64, low=1)           # examples per step
     depth_lr: float = setting(3e-3, low=0.0)        # Adam
     eval_every: int = setting(100, low=1)           # steps between points of the learning curves

@@ -1,5 +1,5 @@
 """Experiment 1a in one function per seed: SPCN and BiGRU role accuracy on held-out Grammar A,
-and where SPCN's accuracy comes from (issue 11).
+and where SPCN's accuracy comes from.
 
 :func:`run_seed` draws the grammar split, learns SPCN without labels, reads roles with a
 linear probe and a label-free clustering, and separates three sources of accuracy
@@ -13,7 +13,7 @@ linear probe and a label-free clustering, and separates three sources of accurac
   next-activity objective.
 
 On A the fixed word code and its traces already do the job (the ceiling does not beat the
-floor), so :func:`code_learning_readouts` asks the question where they cannot (issue 23 item 1):
+floor), so :func:`code_learning_readouts` asks the question where they cannot:
 Grammar B's unseen content words. The same SPCN and probe (trained on A's labels), with the
 word codes fixed (the floor), learned by the Hebbian context rule from unlabelled A and B
 sentences, learned by backprop on a two-sided fill-in (cloze) loss on the same sentences (the ceiling), or
@@ -165,7 +165,7 @@ CODE_READOUTS: tuple[str, ...] = ("codes_floor", "codes_hebbian", "codes_backpro
 
 
 def code_learning_readouts(settings: Settings, seed: int, train, spcn: SPCN) -> dict[str, Any]:
-    """Learning where the fixed code cannot do the job: Grammar B's unseen content words (issue 23 item 1).
+    """Learning where the fixed code cannot do the job: Grammar B's unseen content words.
 
     The floor is ``spcn`` (fixed codes, PGHU, fitted on ``train``) and its probe on A's labels; each
     other code set builds the same SPCN with those codes, fitted on ``train``, and a probe on

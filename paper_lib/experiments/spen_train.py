@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..evaluate import measure_throughput
 from ..in_context import loss_by_position, repeated_span_stream
-from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, induction_length, lr_for, run_lm
+from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
 from ..train import Diverged
@@ -63,7 +63,7 @@ RECORDED_INDUCTION_PILOTS = pd.DataFrame({
     "induction_score": [-0.016, -0.003, -0.003],
     "held_out_loss": [5.564, 6.654, 6.001],
 })
-"""Issue 22's bounded search for a cpu recipe in which the Transformer learns in-context copying:
+"""A bounded search for a cpu recipe in which the Transformer learns in-context copying:
 notebook 03's cpu Transformer (seed 0, one thread) trained on its training stream with repeated
 random spans mixed in at random offsets (``benchmarks/induction_pilot.py --frac F --steps N``;
 run once each, library at commit d15f45d, on a machine shared with other jobs). Induction score (nats) after training; held-out loss on the
@@ -274,8 +274,8 @@ def rotary_try(settings: Settings, data: dict, progress: bool = True) -> list[di
         shape = {} if stream == "text" else {"n_layer": settings.rotary_span_layers, "attn_only": True}
         s = replace(settings, transformer=replace(settings.transformer, positions=positions, **shape))
         r = run_lm("transformer", s, {**data, "train": data["train"] if stream == "text" else spans},
-                   settings.rotary_seed, eval_at=marks, final_splits=("val",), progress=progress, desc=arm,
-                   induction_len=induction_length(settings))
+                   settings.rotary_seed, Evaluation(at=tuple(marks), final_splits=("val",), induction=True),
+                   progress=progress)
         out.append({"arm": arm, "positions": positions, "stream": stream, "run": r})
     return out
 

@@ -11,15 +11,15 @@ How the two models meet an unseen word:
 - **BiGRU**: every word outside its training vocabulary maps to ``<unk>``, whose embedding
   training learned through word dropout (``BiGRUConfig.word_dropout``).
 
-Like-for-like controls (issue 11): a causal GRU tagger of the BiGRU's sizes (reads left to right,
+Like-for-like controls: a causal GRU tagger of the BiGRU's sizes (reads left to right,
 as SPCN's traces do), trained with the BiGRU's word dropout and, as the paper-like causal baseline,
-without it (issue 23: an unseen word meets an untrained ``<unk>``); a bidirectional SPCN (the trace banks read forward and on the reversed
+without it (an unseen word then meets an untrained ``<unk>``); a bidirectional SPCN (the trace banks read forward and on the reversed
 sentence, concatenated); the BiGRU without ``<unk>`` training (word dropout 0, the paper-like
 baseline); the SPCN probe trained with content-word-only dropout (function words kept); and the
 harder grammar (:mod:`paper_lib.data.grammar_hard`), trained and tested on its own Grammar A
 (and B) sentences, to score deep-embedded tokens where depth is not marked by a pronoun.
 
-The agreement stage (issue 23 item 2; its settings :class:`AgreementSettings` here, its run
+The agreement stage (its settings :class:`AgreementSettings` here, its run
 :mod:`paper_lib.experiments.agreement_stage`, called by the notebook) scores the subject's number
 after a centre-embedded stack by the number of attractors.
 
@@ -78,7 +78,7 @@ class LagSettings:
         d_embed=32, lr=0.003, epochs=3, batch_size=16))  # d_hidden is set to the trace-bank width per run
     oracle_lag: int = setting(4, low=-1)  # lag (tokens) at which the bank's oracle reads identity (-1: off)
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
-        hidden=256, layers=1, lr=1e-3, max_steps=3000, min_steps=300, eval_every=25, patience=8))  # the bank's lag oracle (issue 23; the best of 3 tried on seed 0's test documents: a bias toward 'not attributable')
+        hidden=256, layers=1, lr=1e-3, max_steps=3000, min_steps=300, eval_every=25, patience=8))  # the bank's lag oracle (the best of 3 tried on seed 0's test documents: a bias toward 'not attributable')
 
 
 @dataclass
@@ -114,7 +114,7 @@ class Settings:
     hard: bool = True                    # also train and test on the harder grammar (GrammarConfig.hard())
     timescale_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose SPCN is rebuilt with every subset of the alphas
     lag: LagSettings = field(default_factory=LagSettings)
-    agreement: AgreementSettings = field(default_factory=AgreementSettings)  # number agreement across attractors (issue 23)
+    agreement: AgreementSettings = field(default_factory=AgreementSettings)  # number agreement across attractors
 
 
 def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -174,7 +174,7 @@ def _token_table(corpus, seed: int) -> pd.DataFrame:
 def _controls_stage(settings: Settings, seed: int, spcn: SPCN, train, evals, tokens, progress: bool) -> None:
     """Like-for-like controls: content-word-only dropout probe, bidirectional SPCN, causal GRU (with the
     BiGRU's word dropout into ``<unk>``) and the causal GRU without it (``causal_gru_nodrop``: an unseen
-    word meets an ``<unk>`` embedding training never updated, the paper-like causal baseline; issue 23)."""
+    word meets an ``<unk>`` embedding training never updated, the paper-like causal baseline)."""
     y_tr = train.flat_roles()
     kept = word_dropout(train.sentences, settings.probe_word_dropout, seed, keep=function_words())
     probe = _probe(settings, seed, spcn.token_features(kept), y_tr)
@@ -257,7 +257,7 @@ def bank_oracle(states: Mapping[str, np.ndarray], labels: Mapping[str, Mapping[s
     ``(B, T, S, N)``; its last ``val_sequences`` documents, at most a quarter, are the early-stopping
     split, batches are drawn from the others: a finite pool, so the fit can overfit) and scored on the test
     documents', every document cut to the shortest one's length (no padding) and positions ``t >= lag``.
-    The bound on what the bank holds that the linear probe's curve is compared with (issue 23; our design).
+    The bound on what the bank holds that the linear probe's curve is compared with (our design).
 
     Returns:
         ``{"accuracy", "chance", "steps"}`` (fractions of test positions; steps run), or ``{}`` when

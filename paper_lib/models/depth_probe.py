@@ -3,7 +3,7 @@
 The paper's general principle (its fourth contribution): fixed-coefficient accumulation dilutes
 information across *depth* as EMA traces do across time (a residual stream sums every layer's
 write with fixed coefficients), and only learned, input-dependent selection avoids it. The paper
-runs no depth experiment; this model is **our design** (issue 21's pilot, built out).
+runs no depth experiment; this model is **our design**.
 
 The task (one position, no sequence, so depth plays the role of time): the stream starts as the
 embedding of a token ``x0`` (which is also the first state ``s_0 = x0``); block ``l`` (1-based)

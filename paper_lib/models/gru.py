@@ -3,7 +3,7 @@
 The paper compares SPCN with "a supervised bidirectional GRU tagger (BiGRU) trained with
 role labels" (brief, "Experiment 1"). Sizes and training are **our design: the paper is
 silent**: embedding -> one BiGRU layer -> a linear layer over the 20 roles, cross-entropy,
-Adam. Unseen words (Grammar B's content words, issue 3) map to an ``<unk>`` embedding
+Adam. Unseen words (Grammar B's content words) map to an ``<unk>`` embedding
 that training learns through *word dropout*: each training token is replaced by ``<unk>``
 with probability ``word_dropout``.
 """
@@ -35,7 +35,7 @@ class BiGRUConfig:
     batch_size: int = 32       # sentences per step
     word_dropout: float = 0.1  # P(training token -> <unk>)
     seed: int = setting(0, low=0)  # init, shuffling and word dropout
-    bidirectional: bool = True  # False: a causal (left-to-right) GRU tagger of the same sizes (issue 11)
+    bidirectional: bool = True  # False: a causal (left-to-right) GRU tagger of the same sizes
 
     def __post_init__(self):
         if not 0.0 <= self.word_dropout < 1.0:
@@ -66,7 +66,7 @@ class BiGRUTagger(nn.Module):
 
     With ``cfg.bidirectional=False`` the GRU reads left to right only, so the logits at t
     depend on ``ids[:, :t + 1]`` alone: the causal control that reads like SPCN's traces
-    (our design, issue 11)."""
+    (our design)."""
 
     def __init__(self, vocab_size: int, cfg: BiGRUConfig):
         super().__init__()
@@ -178,7 +178,7 @@ def predict_bigru(model: BiGRUTagger, vocab: dict[str, int], sentences: Sequence
 @dataclass
 class GRULMConfig:
     """A causal GRU trained by next-word prediction: the learned, input-dependent reference
-    state of the lag-decodability study (issue 3; our design: the paper has no such model)."""
+    state of the lag-decodability study (our design: the paper has no such model)."""
 
     d_embed: int = 32          # embedding width (dims)
     d_hidden: int = 384        # GRU hidden size (dims): set to the width of the trace bank it is compared with
@@ -318,7 +318,7 @@ class LagReaderGRU(nn.Module):
 
     The learned counterpart of a fixed EMA trace bank of the same size (``d_state`` numbers):
     linear heads read, from the state at ``t``, the label of the token at ``t - k`` for every
-    trained lag ``k`` (one head per lag and target). **Our design** (issue 21): the GRU is told
+    trained lag ``k`` (one head per lag and target). **Our design** (the paper is silent): the GRU is told
     what to keep, so its map is what a learned, gated state of that size *can* hold.
 
     Args:

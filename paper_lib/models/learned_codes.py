@@ -1,5 +1,5 @@
 """Word codes that learning can reach: a Hebbian update of each word's code toward its context
-trace, and the same codes trained by backpropagation on a label-free fill-in loss (issue 23 item 1).
+trace, and the same codes trained by backpropagation on a label-free fill-in loss.
 
 SPCN's input code of a word is a fixed hash-seeded random vector (:func:`paper_lib.models.spcn.word_code`),
 so a Grammar B word the probe never saw gets a code unrelated to any code it saw; on A the fixed
@@ -29,22 +29,19 @@ without the precision gate.
   are learned, per word type from whole unlabelled sentences (both sides, as word2vec does); the
   features that read them stay causal (a token's features read the codes of words 1..t).
 - :func:`backprop_codes`, the **ceiling**: the codes (initialised at the fixed codes) trained by
-  Adam on the same unlabelled sentences, by default (``bp_objective="cloze"``, the seventh
-  session's) on a **fill-in** cross-entropy: ``w_t`` predicted from ``W_L l_{t-1} + W_R r_{t+1}``
+  Adam on the same unlabelled sentences, by default (``bp_objective="cloze"``) on a **fill-in** cross-entropy: ``w_t`` predicted from ``W_L l_{t-1} + W_R r_{t+1}``
   (the Hebbian rule's two-sided context, EMA rate ``bp_alpha``, learned maps) against an output
   table of its own, so a code is learned only as the context of its neighbours (word2vec's input
-  vectors). ``bp_objective="next_word"`` is the first ceiling: next-word cross-entropy from the
+  vectors). ``bp_objective="next_word"`` is the other ceiling: next-word cross-entropy from the
   left trace, the codes tied as the output embedding (its passes chosen on seed 0 as above). At cpu,
-  next-word codes read B's content words at 0.364 ± 0.095 (seeds 0-4; the sixth session's published
-  run, 288434a, on another machine); measured in the seventh session, the fill-in codes 0.428 / 0.466
-  / 0.289 on seeds 0-2 (floor 0.181 / 0.277 / 0.224), tied fill-in codes 0.126 on seed 0.
+  next-word codes read B's content words at 0.364 ± 0.095 (seeds 0-4, a run on another machine);
+  the fill-in codes 0.428 / 0.466 / 0.289 on seeds 0-2 (floor 0.181 / 0.277 / 0.224), tied fill-in codes 0.126 on seed 0.
   :func:`select_backprop_codes` picks its Adam step size per seed from ``bp_lr_grid``: one
   training per grid point, kept is the one with the lowest loss of its objective on **held-out
   unlabelled** sentences (disjoint from the training and the scored ones; label-free model
   selection, **our design**: one fixed step size left the ceiling below the Hebbian codes and
-  swung it by +-0.1 per seed between step sizes 0.03 and 0.1). Caveat, measured in the sixth
-  session at the cpu profile on seeds 0-4 with the next-word objective (the fill-in one, in the
-  seventh, also picked 0.03 on every seed): the held-out loss picks the grid's smallest step (0.03) on every seed,
+  swung it by +-0.1 per seed between step sizes 0.03 and 0.1). Caveat, measured at the cpu
+  profile on seeds 0-4 with the next-word objective (the fill-in one also picked 0.03 on every seed): the held-out loss picks the grid's smallest step (0.03) on every seed,
   and on a grid (0.003, 0.01, 0.03) it picks 0.003 (lower held-out loss, 2.70-2.73 nats against
   2.86-2.94), where the content accuracy on B falls back toward the floor (0.17-0.34 on seeds
   0-4 against the floor's 0.18-0.28): a lower next-word loss does not mean codes that carry

@@ -46,7 +46,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
     The ``(N, V)`` logits are never held whole: each chunk's logits give its log-sum-exp, its share
     of the loss and, while they are in cache, ``grad x`` and ``grad weight`` (computed in the forward,
     scaled by the incoming gradient in the backward). Liger-Kernel's fused linear cross-entropy
-    (Hsu et al. 2024), here in plain torch; our design for this project (issue 26).
+    (Hsu et al. 2024), here in plain torch; our design for this project.
     """
 
     @staticmethod
@@ -118,8 +118,8 @@ class CausalLM(nn.Module):
     ``forward(idx (B, T) int64, targets (B, T) | None, return_logits=False)`` returns
     ``(logits (B, T, V), loss)`` with ``loss`` the mean next-token cross-entropy in nats over the
     targets that are not -100 (``None`` without targets). With targets the loss comes from
-    :func:`linear_cross_entropy` and ``logits`` is None (the ``(B, T, V)`` logits are never built;
-    issue 26); ``return_logits=True`` gives both, through ``F.cross_entropy`` (the unfused path).
+    :func:`linear_cross_entropy` and ``logits`` is None (the ``(B, T, V)`` logits are never
+    built); ``return_logits=True`` gives both, through ``F.cross_entropy`` (the unfused path).
 
     Raises:
         ValueError: ``idx`` not 2-D, or (with positions) longer than ``block_size``.
@@ -166,7 +166,7 @@ class CausalLM(nn.Module):
     def residual_stream(self, idx: Tensor) -> list[Tensor]:
         """The residual stream entering the first block and leaving each block (before ``ln_f``):
         ``n_layer + 1`` tensors ``(B, T, D)``, index ``l`` after ``l`` blocks (0: the embedding,
-        with positions where the model has them). ``idx`` (B, T) int64. Our design (issue 21: what
+        with positions where the model has them). ``idx`` (B, T) int64. Our design (it shows what
         each layer of a trained model still holds of the current and earlier tokens)."""
         x = self.wte(idx)                                              # (B, T, D)
         if self.wpe is not None:

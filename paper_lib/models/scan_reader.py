@@ -12,7 +12,7 @@ unlike the fixed bank, whose rates are constants: here each channel's rate is ch
 Linear heads read, from ``g_t``, the label of the token at ``t - k`` for every trained lag (the
 heads and the loss are the GRU reader's). The rate bias starts spread over the paper's range
 (channel ``i``'s initial rate ``max_rate * sigmoid(b_i)`` from about 0.5 down to 0.02) so that the
-scan starts as a fixed multi-rate bank and learns where to depart from it. **Our design** (issue 21).
+scan starts as a fixed multi-rate bank and learns where to depart from it. **Our design**: the paper is silent.
 
 Shapes: inputs ``x`` ``(B, T, d_input)`` float; states ``(B, T, d_state)``.
 """

@@ -3,12 +3,13 @@
 The paper's Figure 1 ends each block with a sparse FFN ("top-k with 6% of units active"); what is
 ours (the paper is silent): GELU before the selection, selection by value, gradients through the
 kept units only. :class:`SparseFFN` is the module; the rest of this file makes it fast on the CPU
-(issue 26) without changing what it computes:
+without changing what it computes (each piece timed against the path it replaces by
+``benchmarks/bench_levers.py``, whose paths are named below):
 
 * :func:`kth_largest`: the threshold (``numpy.partition`` on the CPU, ``torch.topk`` elsewhere);
-* :func:`_kept_units` and :class:`_KeptGELU` (lever 3): the kept units found on the pre-activation,
+* :func:`_kept_units` and :class:`_KeptGELU` (the ``+ffn`` path): the kept units found on the pre-activation,
   GELU and its gradient computed for them only;
-* :class:`_KeptFFN` (lever 4): the whole FFN as one autograd function whose five GEMMs after the
+* :class:`_KeptFFN` (the ``+csr`` path): the whole FFN as one autograd function whose five GEMMs after the
   selection run over the kept units only, as sparse CSR products (the output projection, its two
   gradients, the first layer's two gradients); only ``W_1 x`` stays dense (every pre-activation is
   needed to select).
@@ -30,7 +31,7 @@ _SCRATCH = threading.local()
 
 def _scratch(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
     """This thread's work buffer ``name`` of ``shape`` and ``dtype`` (kept between calls; callers
-    never return it). Measured inside a SPEN training step at the benchmark sizes (issue 26):
+    never return it). Measured inside a SPEN training step at the benchmark sizes:
     ``numpy.partition`` of a fresh (8192, 512) copy took 14 ms a call against 6 ms in a loop, the
     difference the first touch of fresh pages."""
     buf = getattr(_SCRATCH, name, None)
@@ -74,7 +75,7 @@ def _kept_units(z: Tensor, k: int) -> Tensor:
     (a unit at ``z < 0`` has ``GELU(z) < 0 < GELU(z_k)``; the minimum at ``z = -0.75`` does not matter,
     a very negative ``z`` has ``GELU(z)`` just below 0). Rows where ``z_k`` is not positive, or that
     hold a non-finite value, are selected on ``GELU(z)`` itself, as :class:`SparseFFN`'s dense path does.
-    A NaN is kept (``not z < z_k``), as the dense path keeps it. Our design (issue 26, lever 3).
+    A NaN is kept (``not z < z_k``), as the dense path keeps it. Our design.
     """
     n = z.shape[-1]
     z2 = z.detach().reshape(-1, n)                                     # (N, F), a view
@@ -95,7 +96,7 @@ class _KeptGELU(torch.autograd.Function):
     units: ``z`` (..., F) -> (..., F), the same values and gradients as ``F.gelu`` + threshold +
     ``masked_fill_`` (:class:`SparseFFN`'s dense path). Saves the kept units' flat indices and
     pre-activations (about ``k / F`` of the tensor, 12 bytes each in float32) instead of ``z`` and a
-    ``(..., F)`` mask. CPU, float32/float64 only (the caller checks). Our design (issue 26, lever 3)."""
+    ``(..., F)`` mask. CPU, float32/float64 only (the caller checks). Our design."""
 
     @staticmethod
     def forward(ctx, z: Tensor, k: int) -> Tensor:
@@ -140,7 +141,7 @@ class _KeptFFN(torch.autograd.Function):
     no ``(N, F)`` tensor is kept for the backward, and the only ones built are the forward's
     pre-activation ``z`` and the selection's work buffers (:func:`_kept_units`, reused between
     calls); the backward builds none. The transposed pattern (for the weight gradients) is one
-    stable sort of the column indices (numpy's radix sort while ``F < 2**15``). Our design (issue 26, lever 4)."""
+    stable sort of the column indices (numpy's radix sort while ``F < 2**15``). Our design."""
 
     @staticmethod
     def forward(ctx, x: Tensor, w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor, k: int) -> Tensor:
@@ -201,15 +202,15 @@ class SparseFFN(nn.Module):
     Values and gradients equal a ``topk`` + scatter into zeros (``tests/test_spen.py``); the one
     difference is that activations tied with the ``k``-th value are all kept (exact float ties
     among the largest GELU outputs; none occur in practice in float32; in bfloat16/float16, where
-    they do, the ``k`` indices of ``topk`` are kept instead). Measured (issue 14,
-    ``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
+    they do, the ``k`` indices of ``topk`` are kept instead). Measured
+    (``figures/bench/sparse_ffn.csv``: the FFN's forward+backward at 4096 tokens, one thread; two
     runs): with the threshold from ``torch.topk``, the scatter, a mask multiply and the in-place
     mask cost the same within 11%, and a gather of the ``k`` active rows of the output projection
     (``embedding_bag``) is 1.5-1.7x slower; with the threshold from ``numpy.partition``
     (:func:`kth_largest`), the in-place mask is 1.24-1.40x faster than the scatter. The in-place
     mask is kept because it allocates no second ``(B, T, F)`` tensor.
 
-    On the CPU in float32/float64 (issue 26, lever 3; ``fuse_gelu_mask = True``, a class attribute
+    On the CPU in float32/float64 (``fuse_gelu_mask = True``, a class attribute
     for benchmarks and tests) the units are selected on the pre-activation and GELU and its
     gradient are computed for the kept units only (:class:`_KeptGELU`, :func:`_kept_units`): the
     same kept set wherever a row's ``k``-th pre-activation is positive (other rows are selected on
@@ -252,7 +253,7 @@ class SparseFFN(nn.Module):
         a = F.gelu(z)                                                  # (B, T, F)
         if self.k < a.shape[-1] and a.dtype in (torch.bfloat16, torch.float16):
             # half precision (autocast): exact ties at the k-th value are common, so keep topk's k
-            # indices rather than a threshold (our design, issue 26); sync-free on a GPU
+            # indices rather than a threshold (our design); sync-free on a GPU
             keep = torch.zeros_like(a, dtype=torch.bool).scatter_(-1, a.detach().topk(self.k, dim=-1).indices, True)
             a = a.masked_fill_(~keep, 0.0)                             # (B, T, F), exactly k kept
         elif self.k < a.shape[-1]:

@@ -189,7 +189,7 @@ class SPCN:
 
     def bidirectional_features(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
         """A bidirectional SPCN: the trace banks of every level read forward and read on the
-        reversed sentence, realigned and concatenated, ``(N_tokens, 2 L S N)`` (issue 11; our
+        reversed sentence, realigned and concatenated, ``(N_tokens, 2 L S N)`` (our
         design). The backward half at t has read words t..T, so the features are not causal."""
         fwd = self.token_features(sentences, traces_only=True)
         bwd = self.token_features([list(reversed(s)) for s in sentences], traces_only=True)

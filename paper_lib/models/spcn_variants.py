@@ -1,5 +1,5 @@
 """What SPCN's learning can contribute: the no-learning floor, an error-driven SPCN in which
-learning changes the probed code *nonlinearly*, and its backpropagation ceiling (issue 11).
+learning changes the probed code *nonlinearly*, and its backpropagation ceiling.
 
 In :class:`paper_lib.models.spcn.SPCN` the probed features are ``[h^l, P^l h^l]``: the learned
 weights add only a linear function of traces the probe already reads, and level 1's activity

@@ -133,7 +133,7 @@ class SPENBlock(nn.Module):
 
     def _linear_mix_in(self, u: Tensor, h: Tensor) -> Tensor:
         """The mix's bottleneck input ``W_down [e; h] + b`` with ``e = u - (W_p h + b_p)``, one GEMM
-        over the traces (issue 26, lever 2): ``[W_p; W_down,h] h`` gives the prediction and the
+        over the traces (the ``chunked+gemm`` path of ``benchmarks/bench_levers.py``): ``[W_p; W_down,h] h`` gives the prediction and the
         traces' share of the bottleneck at once, so the ``(B, T, (S+1) D)`` concatenation is never
         built; the error's share ``W_down,e e`` is a second, ``D``-wide GEMM. Same parameters and
         the same function as ``mix(u - predictor(u, h), h)``, to float rounding

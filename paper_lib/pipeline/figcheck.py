@@ -1,5 +1,5 @@
 """Legibility checks of a matplotlib figure about to be saved: the defects a reader notices and a
-library can measure. Our design: the paper is silent (issue 24: collided ticks, 5 px text in a
+library can measure. Our design: the paper is silent (the defects met: collided ticks, 5 px text in a
 3,583 px wide figure, a footer drawn over the tick labels).
 
     problems = check_figure(fig, dpi=150)        # [] for a clean figure

@@ -1,4 +1,4 @@
-"""The scratch copies that ``make lab`` opens: a tweak never touches a tracked notebook (issue 24).
+"""The scratch copies that ``make lab`` opens: a tweak never touches a tracked notebook.
 
 ``python -m paper_lib.pipeline.lab [ROOT]`` (``make lab`` runs it before JupyterLab starts) copies each
 ``notebooks/NN_name.py`` that ``lab/`` lacks to ``lab/NN_name.py`` and writes

@@ -2,7 +2,7 @@
 
 Small models on a 2-core laptop are dominated by per-operation overhead, so two of them trained
 at once, one thread each, finish sooner than the same two trained one after the other on two
-threads. Measured on this 2-core machine (issue 10): notebook 01's seed at 1000 training
+threads. Measured on a 2-core machine: notebook 01's seed at 1000 training
 sentences took 74 s as one of two workers, against about 115 s alone on two threads. Every job
 seeds itself and runs at one thread whether in a worker or (``workers=1``) in the caller's
 process, so the results do not depend on the number of workers. A worker dies with the

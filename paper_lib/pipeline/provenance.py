@@ -152,8 +152,8 @@ def check_clean(commit: str, where: str = "figures/", reason: str | None = None,
 
     ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message;
     ``root`` is the checkout whose uncommitted files (:func:`uncommitted`) the refusal names, with
-    the ``git restore`` that brings the committed sources back (issue 24: a tweak saved into a
-    tracked notebook must not be published as the default by following the advice to commit).
+    the ``git restore`` that brings the committed sources back (a tweak saved into a tracked
+    notebook must not be published as the default by following the advice to commit).
     Every way of publishing goes through here: the runner's ``--publish`` and a script's
     :class:`Outputs` with ``PAPER_LIB_PUBLISH=1`` (the benchmarks). Our design: the paper is silent.
 

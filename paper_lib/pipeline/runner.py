@@ -268,7 +268,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
             why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
             print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
         extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
-        # issue 14 (pipeline/threads.py): the kernel's OpenMP threads sleep while they wait for a core.
+        # pipeline/threads.py: the kernel's OpenMP threads sleep while they wait for a core.
         for key, value in WAIT_POLICY_ENV.items():
             os.environ.setdefault(key, value)
         with kernel_env(p.root, env, RUN_ENV, source_date_epoch(p.root)), quiet_start_errors():
@@ -304,7 +304,7 @@ def _check_publishable(source: Path, p: RunPlan) -> str:
     """The commit of the sources; when publishing, refuse a scratch copy and uncommitted sources."""
     commit, reason = source_commit(p.root)
     tracked = p.root / "notebooks" / source.name
-    if p.publishes and source != tracked:  # issue 24: a scratch copy (lab/, `make lab`) is never the default
+    if p.publishes and source != tracked:  # a scratch copy (lab/, `make lab`) is never the default
         raise ValueError(f"refusing to publish {_rel(source)}: only notebooks/{source.name}, committed, publishes to "
                          f"figures/{p.name}/; run it without --publish (outputs then go to "
                          f"{_rel(plan(source, p.profile, False, p.root).outputs)}/)")

@@ -1,4 +1,4 @@
-"""What a run reads, checked before and after it runs (issue 25).
+"""What a run reads, checked before and after it runs.
 
 - :func:`read_hashes` / :func:`changed_since`: the sha256 of the notebook source and of the
   ``paper_lib`` files it imports (:func:`paper_lib.pipeline.deps.dependencies`) when the run

@@ -1,6 +1,6 @@
 """One place that sets every CPU thread pool a notebook or the training CLI uses.
 
-A researcher's laptop is rarely idle. Measured in issue 14 on a 2-core machine, notebook 01 at
+A researcher's laptop is rarely idle. Measured on a 2-core machine, notebook 01 at
 the smoke profile beside two single-threaded busy loops: with the default threads it took 4.5x
 its idle wall time and 3.9x its idle CPU seconds (OpenMP threads spinning while they wait for a
 core); with 2 threads told to sleep while they wait (``OMP_WAIT_POLICY=PASSIVE``) 1.8x the wall
@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
 def tune_allocator() -> bool:
     """Keep large freed blocks in glibc's heap for reuse (``mallopt``: mmap threshold 1 GiB, trim
     threshold 2 GiB) instead of returning them to the OS and page-faulting them back, zero-filled,
-    at the next step. Our measurement (issue 14): the zero-filling showed up as ``aten::fill_``, up
+    at the next step. Our measurement: the zero-filling showed up as ``aten::fill_``, up
     to 9% of a SPEN training step. Returns False (and changes nothing) without glibc."""
     if not sys.platform.startswith("linux"):
         return False
