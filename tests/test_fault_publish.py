@@ -176,3 +176,20 @@ def test_a_kernel_that_cannot_start_names_the_fix(project, tmp_path, monkeypatch
                                 "answered, so no cell ran (its own message is above); a Python without ipykernel? "
                                 f"install it with `{sys.executable} -m pip install ipykernel`"), lines
     assert "Traceback" not in "\n".join(lines) and len(lines) <= 3, lines
+
+
+def test_a_full_disk_under_the_running_notebook_is_one_line_and_publishes_nothing(project, tmp_path, monkeypatch,
+                                                                                   capsys):
+    import papermill.engines
+
+    source, previous = project
+
+    def full(nb, path):  # papermill saves the notebook as it runs, after each cell
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(papermill.engines, "write_ipynb", full)
+    line = _one_error(capsys, [str(source), "--profile", "smoke"], 1)
+    assert line.startswith("error: 00_demo: no space left on the disk that holds "), line
+    assert "; nothing was published and the previous outputs are as they were; " in line and "; free space on /" in line
+    assert sorted(p.name for p in previous.iterdir()) == ["last-week.txt"]
+    assert not [p for p in (tmp_path / "build").rglob(".*")]  # no scratch file or staging folder left
