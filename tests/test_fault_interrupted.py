@@ -122,7 +122,8 @@ def test_timed_waits_for_an_interrupted_runner_and_records_it(tmp_path):
     pipeline.mkdir(parents=True)
     for init in (tmp_path / "paper_lib" / "__init__.py", pipeline / "__init__.py"):
         init.write_text("", encoding="utf-8")
-    shutil.copy(ROOT / "paper_lib" / "pipeline" / "threads.py", pipeline / "threads.py")
+    for name in ("threads.py", "profiles.py"):  # what timed.py imports of the project
+        shutil.copy(ROOT / "paper_lib" / "pipeline" / name, pipeline / name)
     (pipeline / "runner.py").write_text(FAKE_RUNNER, encoding="utf-8")
     timing = tmp_path / "build" / "timing.csv"
     proc = subprocess.run([sys.executable, "benchmarks/timed.py", "notebooks/00_demo.py", "--profile", "smoke",
