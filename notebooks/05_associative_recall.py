@@ -484,9 +484,11 @@ display(Markdown(rt.distance_paragraph(by_distance, S, d_chance)))
 
 # %% [markdown]
 # ## Metrics and the two verdicts
-# Two report rows: "Attention recalls what SPEN's compressed state does not" (SPEN against the
-# Transformer) and "The loss is the fixed traces' own" (SPEN against the oracle and the GRU of
-# equal state). Both rules live in `paper_lib/claims/recall.py`.
+# Two report rows: "Attention recalls what SPEN as trained does not" (SPEN against the
+# Transformer) and "SPEN's recall loss is the fixed traces' own" (SPEN against the oracle, which
+# reads one trace bank, and the GRU of equal state; `recall_state_oracle` beside `recall_state_spen`).
+# Single-hop recall of distinct keys cannot reach the traces' own loss at any N; a task where a
+# key's value is updated can. Both rules live in `paper_lib/claims/recall.py`.
 
 # %%
 path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.items()})

@@ -13,8 +13,12 @@
 # Fixed-rate EMA traces keep *temporal structure* and lose *content* (which token it was); and
 # fixed-coefficient accumulation dilutes information across **depth** too (a residual stream sums
 # every layer's write with fixed coefficients), so that only learned, input-dependent selection
-# avoids the dilution. The paper runs no such map; both panels are **our design**,
-# built in `paper_lib.experiments.boundary_map` and `paper_lib.models.depth_probe`.
+# avoids the dilution. The paper runs no such map; both panels are **our design**, built in
+# `paper_lib.experiments.boundary_map` and `paper_lib.models.depth_probe`. Each panel's report row
+# is decided against its strongest controls: in time, the best reader we fit on the fixed traces
+# (an upper bound of what a reader gets from them) against learned states of equal size trained
+# until their held-out accuracy is flat; in depth, every residual rule trained until it reaches the
+# criterion (or at most 6,000 steps), the gates that set the carry starting as carriers.
 #
 # **Panel A (time).** Tokens drawn uniformly from `vocab_size` tokens; a token's *class* (the
 # structural label) is `token mod n_classes`, and its input vector is part class direction, part
@@ -23,7 +27,10 @@
 # token at lag `k` and its class. The learned states of equal size are a GRU with `3 x d_model`
 # numbers and a selective scan of `3 x d_model` channels (a diagonal linear recurrence whose decay
 # each token sets, Mamba's recurrence; `paper_lib.models.scan_reader`), each trained to output the
-# token and class at every lag of the grid, then probed the same way. Decodability is `(accuracy - chance) / (1 - chance)`. Over the measured bank map we draw
+# token and class at every lag of the grid up to `learned_max_lag` (8: a state of this size keeps
+# no identity further back at vocabulary / width 1 or more), early-stopped on held-out sequences,
+# then read two ways: by the same linear probe (every lag) and by its own trained heads.
+# Decodability is `(accuracy - chance) / (1 - chance)`. Over the measured bank map we draw
 # the closed form of a matched-filter reader that knows the embeddings
 # (`paper_lib.probes.matched_filter_identity_accuracy`: weights `alpha (1 - alpha)^k` against the
 # interference of the other tokens in the window).
@@ -31,30 +38,38 @@
 # **Panel B (depth).** Position-wise, no sequence: the stream starts as the embedding of `x0`;
 # block `l` receives a fresh token `a_l`, writes `u_l` computed from the normalised stream and
 # `a_l`, and a head at every layer must read `s_l = T[s_{l-1}, a_l]` (a fixed random table, `s_0 =
-# x0`); a copy head reads `x0` from the top. Six residual rules: `plain` `h + u`, `decay` `0.5 h +
-# 0.5 u`, `dwa` (DenseFormer's learned depth-weighted average), `gate` `h + g(h, a) u`,
-# `highway` `(1 - g) h + g u`, and the *fixed* control `lnscale` (`h + u` with the block's
-# normalised input scaled by `1/sqrt(l)`, "The Curse of Depth"). A stream that dilutes loses
-# `x0` (too much forgetting) or the current state (stale writes crowding it out); we score each
-# run by both, and by the smaller of the two.
+# x0`); a copy head reads `x0` from the top. Seven residual rules: `plain` `h + u`, `decay` `0.5 h +
+# 0.5 u`, `dwa` (DenseFormer's learned depth-weighted average, the same for every input), `gate`
+# `h + g(h, a) u`, `highway` `(1 - g(h, a)) h + g(h, a) u`, `static` `(1 - g_l) h + g_l u` (one
+# learned gate per layer and channel, the same for every input: the highway without its
+# input-dependence), and the *fixed* control `lnscale` (`h + u` with the block's normalised input
+# scaled by `1/sqrt(l)`, "The Curse of Depth"). The gates that set the carry (`highway`, `static`)
+# start carrying: their bias starts at `gate_bias` = -3 (g = 0.05), as in Highway networks. At bias
+# 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is 0.5^16.
+# A stream that dilutes loses `x0` (too much forgetting) or the current state (stale writes crowding
+# it out); each run is scored by both and by the smaller of the two, and trains until every seed has
+# both at `depth_criterion` (0.9) on held-out examples, or stops gaining, or at most `depth_steps`.
+# The row reads how many steps each rule needs (`depth_steps_to_criterion_<arm>_<L>`) beside the
+# accuracies where it stopped.
 #
 # A linear probe that misses a token says nothing about the traces, so the same bank is also read
 # by **the oracle** (`paper_lib.oracle.fit_lag_oracle`): the best reader we fit on the fixed
 # traces alone, one MLP per lag (`oracle.layers` hidden layers of `oracle.hidden` ReLU units),
-# trained on fresh sequences with Adam and early-stopped on a held-out split, for both banks at every
-# vocabulary up to the rule's ratio (`boundary_map.oracle_vocab_sizes`), at every seed in the rule's
-# cell and at one seed elsewhere (`oracle_map_seeds`, the cpu budget).
+# trained on fresh sequences with Adam and early-stopped on a held-out split, at every vocabulary
+# of the learned states up to the rule's (`boundary_map.oracle_vocab_sizes`), at every seed in the
+# rule's cell and at one seed elsewhere (`oracle_map_seeds`, the cpu budget).
 #
-# **What this notebook does not do yet:** the GRU and the selective scan are trained at a
-# subset of the vocabularies and at fewer seeds than the banks (the cpu budget); the oracle stops at
-# vocabulary / width 16 (an identity reader at 64 took 183 s, 2.7 times one at 16, measured once
-# before stopped readers were skipped) and runs one seed away from the rule's cell; the structural
-# label is a token class, not a grammar role; the probe of trained language models is a linear one
-# and lives in notebook 03 (token identity at every layer of SPEN and the Transformer; notebook 02's lag
-# curves are read by their own report row); depth 32 runs only at the paper profile. The panel A rule's thresholds (0.10 and 0.20) and its cell were fixed after a
-# one-seed pilot of the bank at the cpu sizes (identity 0.05, class 0.26 at that cell), before any
-# run of this notebook; the panel B rule was written after a pilot at n_layer 16, d_model 32 (800 steps,
-# five arms, no `gate`), before any run of this notebook.
+# **What this notebook does not do yet:** the learned states run at three vocabularies (vocabulary
+# / width 1, 4 and 16) and the oracle reads the paper bank only, up to vocabulary / width 16 (an
+# identity reader at 64 took 183 s, 2.7 times one at 16, measured once before stopped readers were
+# skipped; the slow bank's oracle is `oracle_banks`, off at the cpu budget); the oracle runs one seed
+# away from the rule's cell; the structural label is a token class, not a grammar role; the probe
+# of trained language models is a linear one and lives in notebook 03 (notebook 02's lag curves are
+# read by their own report row); depth 32 runs only at the paper profile. Panel A's cell (lag 2,
+# vocabulary / width 16) was fixed after a one-seed pilot of the bank at the cpu sizes, before any
+# run of this notebook, and its contrast rule before the cpu run that decides it; panel B's rule
+# was written before the cpu run that decides it, beside a pilot at n_layer 16 (both widths, every
+# arm, three seeds, up to 6,000 steps) that fixed the criterion's budget and the stopping patience.
 
 # %% tags=["parameters"]
 # Tweak these in your copy, lab/06_boundary_map.py (`make lab`); a change here is the new default, to commit.
@@ -79,7 +94,7 @@ from tqdm.auto import tqdm
 
 from paper_lib.claims.boundary import CLAIMS
 from paper_lib.experiments import boundary_map as bm
-from paper_lib.models.depth_probe import INPUT_DEPENDENT_ARMS, LEARNED_ARMS
+from paper_lib.models.depth_probe import FIXED_ARMS, INPUT_DEPENDENT_ARMS
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
@@ -94,25 +109,33 @@ display(Markdown(
     f"Panel A: width `d_model` = {S.d_model} per trace, `vocab_size` in {list(S.vocab_sizes)} (vocabulary / width "
     f"{S.vocab_sizes[0] / S.d_model:g} to {S.vocab_sizes[-1] / S.d_model:g}), {S.n_classes} classes, lags "
     f"{list(S.lags)}, banks {dict(S.banks)}, {len(S.seeds)} seeds (learned states {list(S.learned_states)}: "
-    f"{len(S.gru_seeds)} seeds at "
-    f"vocabularies {list(S.gru_vocab_sizes)}, {S.gru_steps} steps; {S.workers} worker process(es), one thread each). "
-    f"Panel B: arms {list(S.arms)}, depths {list(S.depths)}, widths "
-    f"{list(S.widths)}, {S.n_states} states, {S.n_inputs} fresh tokens, {S.depth_steps} steps x {S.depth_batch}, "
-    f"{len(S.seeds)} seeds."))
+    f"{len(S.gru_seeds)} seeds at vocabularies {list(S.gru_vocab_sizes)}, trained at lags "
+    f"{list(bm.learned_lags(S))}, at most {S.gru_steps} steps, stopped after {S.gru_patience} checks of "
+    f"{S.gru_eval_every} steps without a gain of {S.gru_min_gain:g} in held-out accuracy; {S.workers} worker "
+    f"process(es), one thread each). Panel B: arms {list(S.arms)}, depths {list(S.depths)}, widths "
+    f"{list(S.widths)}, {S.n_states} states, {S.n_inputs} fresh tokens, {S.depth_batch} examples a step until "
+    f"every seed reaches min(copy, state) >= {S.depth_criterion:g}, or at most {S.depth_steps} steps"
+    + (f" (a seed short of it stops after {S.depth_patience} steps without a gain of {S.depth_min_gain:g})"
+       if S.depth_patience else "") + f"; carry gates' bias {S.gate_bias:g}; {len(S.seeds)} seeds."))
 
 # %% [markdown]
 # ## Panel A: decodability over lag and vocabulary / width
 # The report row reads one cell fixed before the run (`boundary_map.RULE_LAG`, `RULE_RATIO`: lag 2,
-# vocabulary / width 16). Its gates: the GRU must keep identity at the smallest lag and vocabulary
-# (decodability >= 0.5), or the limit is the probe or the task rather than the fixed rates; and the
-# oracle of the fixed traces must lose identity there too (`time_identity_oracle` below 0.10 with
-# its upper 95% CI, the standard the rule applies to the bank), or what the linear probe misses
-# the traces still hold.
-# What panel A does not do yet: the learned states are trained at a subset of the vocabularies
-# (their cells elsewhere are blank) and at fewer seeds than the bank; the structural label
-# is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
-# than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in a cpu run, on all three
-# seeds). A linear reader of the bank responds to a combination of the three
+# vocabulary / width 16) and decides it by a contrast: the oracle of the fixed traces against the
+# better of the two learned states of equal size read by their own heads, per target. The traces
+# *lose identity* if the oracle's identity is below the learned state's with 95% CIs apart; they
+# *keep structure* if the oracle's class is not below the learned state's so. Its controls: the
+# positive one, the GRU keeps identity at the smallest lag and vocabulary (linear probe,
+# decodability >= 0.5) and the learned state each contrast reads stopped on a plateau of its
+# held-out accuracy in every seed (`time_converged_gru`, `time_converged_scan`); the negative one, the oracle reads no identity at the largest lag
+# (`time_identity_oracle_far`, upper 95% CI at most 0.05), where the traces weigh the token least; and
+# the oracle is an upper bound only where its identity and structure readers at the cell stopped on a
+# plateau (`time_oracle_converged`).
+# What panel A does not do yet: the learned states run at three vocabularies (their cells elsewhere
+# are blank) and are trained at lags up to 8 (beyond, the map shows what such a state keeps
+# untrained); the structural label is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
+# than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in the cpu run of commit
+# b1e1866, on all three seeds). A linear reader of the bank responds to a combination of the three
 # exponentials (1 - alpha)^k; to read lag 1 it must cancel lag 0, which the fast trace weights twice
 # as much, while a difference of traces peaks later (0.9^k - 0.5^k is largest at k = 3). The same
 # dip appears with the library's probe on uniform tokens of 64 ids at width 64 and no classes
@@ -185,11 +208,13 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
     for st in sorted(set(ob.index.get_level_values(0)))) + "." if len(ob) else "No oracle ran."))
 
 # %% [markdown]
-# ## Panel A at the rule's vocabulary: the linear probe, the oracle and the GRU over lag
+# ## Panel A at the rule's vocabulary: the linear probe, the oracle and the learned states over lag
 # The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
 # fixed traces alone, `paper_lib.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
 # sequences with Adam and early-stopped on a held-out split), beside the GRU and the selective
-# scan of equal state.
+# scan of equal state, each read by the linear probe and by its own trained heads (a linear read-out
+# trained with the state: the learned state's reading the contrast uses, weaker than the oracle's MLP,
+# so the contrast does not favour the learned state).
 # What the oracle reads, the traces hold; what it misses may be its own limit (its capacity is
 # in the settings: `oracle.layers` hidden layers of `oracle.hidden` units).
 #
@@ -202,17 +227,21 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # informative" (`time_oracle_converged`, per seed) rather than let a lower bound under 0.10 pass
 # for "the traces lost identity". A cpu run with a shorter fit (at least 500 steps, a patience of
 # 8 checks, at most 1,500) read identity 0.085 +- 0.022 at the rule's cell, its lag-2 readers
-# stopping after 675 to 875 steps; so the fit runs at least 1,000 steps and stops after 12 checks
-# (300 steps) without a gain, at most 2,000, and the gate reads the oracle's upper 95% CI. Measured
-# once outside the notebook with this fit (seed 0, vocabulary 256, at most 2,500 steps): identity at
-# lag 2 0.078, its reader stopping on a plateau at 1,275 steps (0.075 with the shorter fit).
+# stopping after 675 to 875 steps; the fit now runs at least 1,000 steps and stops after 12 checks
+# (300 steps) without a gain, at most 3,000. Measured once outside the notebook with this fit (seed
+# 0, vocabulary 256, at most 2,500 steps): identity at lag 2 0.078, its reader stopping on a plateau
+# at 1,275 steps (0.075 with the old fit). The contrast reads the oracle's identity and its class,
+# so the gate asks both readers at the cell to have stopped on a plateau, in every seed.
 
 # %%
 V_rule = bm.rule_vocab_size(S)
 at_rule = time_map[time_map.vocab_size == V_rule]
-curve_states = [st for st in ("bank_paper", "oracle_paper", "oracle_slow", "gru", "scan") if st in set(at_rule.state)]
+curve_states = [st for st in ("bank_paper", "oracle_paper", "oracle_slow", "gru", "scan", "gru_heads", "scan_heads")
+                if st in set(at_rule.state)]
 names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)",
-         "oracle_slow": "slow bank, oracle (MLP)", "gru": "GRU (equal state)", "scan": "selective scan (equal state)"}
+         "oracle_slow": "slow bank, oracle (MLP)", "gru": "GRU (equal state), linear probe",
+         "scan": "selective scan (equal state), linear probe", "gru_heads": "GRU, its own heads",
+         "scan_heads": "selective scan, its own heads"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, target in zip(axes, ("identity", "structure"), strict=True):
     for st in curve_states:
@@ -226,99 +255,125 @@ for ax, target in zip(axes, ("identity", "structure"), strict=True):
            title=f"{target}, vocabulary {V_rule} (vocabulary / width {V_rule / S.d_model:g})")
 axes[0].set_ylabel("decodability (0 chance, 1 perfect)")
 fig.suptitle(f"Identity and structure of the token k steps back, vocabulary {V_rule}")
-legend_below(fig, axes[1], ncol=len(curve_states))
+legend_below(fig, axes[1], ncol=4)
 stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"dotted: the rule's lag {bm.RULE_LAG}")
-out.save_figure(fig, "time_by_lag", title="Identity and structure by lag: linear probe, oracle and GRU",
+out.save_figure(fig, "time_by_lag", title="Identity and structure by lag: linear probe, oracle and learned states",
                 alt=f"Two panels, identity (left) and structure (right) of the token k steps back at vocabulary "
                     f"{V_rule}: decodability (0 chance, 1 perfect) against lag on a log axis for the paper bank read "
-                    "by a linear probe, the same bank and the slow bank read by the oracle, and the GRU and the selective "
-                    "scan of equal state, with 95% CIs.")
+                    "by a linear probe and by the oracle, and the GRU and the selective scan of equal state read by "
+                    "the linear probe and by their own heads, with 95% CIs.")
 plt.show()
 table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())
 out.save_table(table_a, "time_map_summary")
 display(table_a)
+learned_steps = (time_map[time_map.state.isin(S.learned_states)].groupby(["state", "vocab_size", "seed"]).steps.first()
+                 .unstack("seed"))
+display(Markdown(f"**Were the learned states converged?** Steps each ran before its held-out accuracy stopped gaining "
+                 f"(at most {S.gru_steps}; a run that used them all was still improving):\n\n"
+                 + learned_steps.astype(int).to_markdown()))
 
 # %% [markdown]
 # ## Panel B: the residual stream across depth
 # Every (arm, depth, width) is trained at every seed (independent copies, the same batches for
-# every arm). Metrics are read at the last step at the headline width (the last of `widths`).
+# every arm) until every seed has reached the criterion or stopped gaining, or at most
+# `depth_steps`. The accuracies are those at the run's last evaluation (after early stopping).
+#
+# The report row reads the deepest depth at both widths. Its controls: the positive one, some arm
+# keeps both the copy and the state at the shallowest depth (the task is learnable at this budget),
+# and the plain residual keeps the copy of `x0` at the deepest (what carries the stream carries
+# it); the negative one, the fixed decay 0.5 must lose `x0` at the deepest depth (`0.5^16` of it is
+# left), or the copy head reads something other than what the stream carried. Its question, for the
+# arms that learn: how many steps each needs, and whether the fastest is input-dependent (`highway`
+# against `static`, the same rule with one gate for every input, and against `dwa`).
 
 # %%
 with tqdm(total=len(S.widths) * len(S.depths) * len(S.arms), desc="panel B: (arm, depth, width)") as bar:
     curves = bm.run_depth_map(S, bar)
 out.save_data(curves, "depth_curves")
-final = curves[curves.step == curves.step.max()].assign(both_acc=lambda d: np.minimum(d.copy_acc, d.state_acc))
+final = bm.depth_final(curves, S)
 out.save_data(final, "depth_final")
 palette = dict(zip(S.arms, sns.color_palette("tab10", len(S.arms)), strict=True))
-fig, axes = plt.subplots(3, len(S.widths), figsize=(min(4.2 * len(S.widths) + 1.5, 10.5), 9), sharey=True,
+fixed_style = {a: "--" if a in FIXED_ARMS else "-" for a in S.arms}
+fig, axes = plt.subplots(4, len(S.widths), figsize=(min(4.2 * len(S.widths) + 1.5, 10.5), 11.5), sharey="row",
                          squeeze=False)
 for j, d in enumerate(S.widths):
     for i, (col, name) in enumerate((("copy_acc", "copy of x0 (top)"), ("state_acc", "state s_L (top)"),
-                                     ("both_acc", "min(copy, state)"))):
+                                     ("both_acc", "min(copy, state)"), ("steps_to_criterion", "steps to criterion"))):
         ax = axes[i, j]
         for arm in S.arms:
             g = final[(final.arm == arm) & (final.d_model == d)].groupby("n_layer")[col]
             mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
-            ax.errorbar(mean.index, mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt="o", ms=3, capsize=2,
-                        color=palette[arm], label=arm, ls="--" if arm in ("plain", "decay", "lnscale") else "-")
-        ax.axhline(1 / S.n_states, color="0.5", lw=1)
-        ax.set(xscale="log", xticks=list(S.depths), ylim=(0, 1.02), title=f"{name}, d_model {d}",
-               xlabel="n_layer" if i == 2 else None, ylabel="held-out accuracy" if j == 0 else None)
+            yerr = clipped_yerr(mean.values, ci.values, 0, S.depth_steps if i == 3 else 1)
+            ax.errorbar(mean.index, mean.values, yerr=yerr, fmt="o", ms=3, capsize=2,
+                        color=palette[arm], label=arm, ls=fixed_style[arm])
+        if i < 3:
+            ax.axhline(1 / S.n_states, color="0.5", lw=1)
+            ax.set(ylim=(0, 1.02), ylabel="held-out accuracy" if j == 0 else None)
+        else:
+            ax.axhline(S.depth_steps, color="0.5", lw=1, ls=":")
+            ax.set(ylim=(0, S.depth_steps * 1.05), ylabel="training steps" if j == 0 else None)
+        ax.set(xscale="log", xticks=list(S.depths), title=f"{name}, d_model {d}", xlabel="n_layer" if i == 3 else None)
         ax.set_xticklabels([str(L) for L in S.depths])
         ax.minorticks_off()
-fig.suptitle("What the top of a deep residual stream keeps: the input's copy and the state, by depth")
-stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"grey: chance 1/{S.n_states}; {S.depth_steps} steps")
-legend_below(fig, axes[0, -1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
-out.save_figure(fig, "depth_map", title="The depth map: copy and state accuracy at the top of the residual stream",
-                alt=f"Held-out accuracy at the top layer against depth (n_layer {', '.join(map(str, S.depths))}) for "
-                    f"each residual rule, one column per width (d_model {', '.join(map(str, S.widths))}) and one row "
-                    "each for the copy of the first input, the state and the smaller of the two, with 95% CIs over "
-                    "seeds and chance as a grey line.")
+fig.suptitle("What the top of a deep residual stream keeps, and how fast each rule learns it")
+stamp(fig, profile, len(S.seeds), "95% CI over seeds",
+      note=f"grey: chance 1/{S.n_states};\ndotted: the {S.depth_steps}-step budget (not reached)")
+legend_below(fig, axes[0, -1], ncol=4, title="residual rule (dashed: fixed)")
+out.save_figure(fig, "depth_map", title="The depth map: copy and state accuracy at the top, and steps to the criterion",
+                alt=f"Against depth (n_layer {', '.join(map(str, S.depths))}) for each residual rule, one column per "
+                    f"width (d_model {', '.join(map(str, S.widths))}): held-out accuracy at the top layer after early "
+                    "stopping for the copy of the first input, the state and the smaller of the two (chance as a grey "
+                    f"line), and the training steps to reach both at {S.depth_criterion:g} (the budget of "
+                    f"{S.depth_steps} steps dotted: not reached), with 95% CIs over seeds.")
 plt.show()
 
 # %% [markdown]
 # ## Learning curves (is a failure slow optimisation?)
-# Held-out accuracy against steps at every depth (one row each), headline width; mean over seeds,
-# the band the range over seeds. A curve still rising at the last step is slow optimisation, a flat
-# one a plateau of this budget. The runs take 1,600 steps because at 800 the
-# plain residual's state at n_layer 16 sat at 0.23-0.24 from step 300 while `decay`, `dwa` and
-# `highway` took off only after step 500.
+# Held-out accuracy against steps at every depth and width (one row each); mean over seeds, the
+# band the range over seeds. A curve ends where its run stopped: at the criterion, on a plateau, or
+# at the budget. A run short of the criterion whose curve still rises at its last step is slow
+# optimisation, a flat one a plateau of this budget.
 
 # %%
-deep = curves[(curves.n_layer == max(S.depths)) & (curves.d_model == S.widths[-1])]
-fig, axes = plt.subplots(len(S.depths), 2, figsize=(10, 2.6 * len(S.depths) + 0.8), sharey=True, sharex=True,
-                         squeeze=False)
-for r, L in enumerate(S.depths):
-    here = curves[(curves.n_layer == L) & (curves.d_model == S.widths[-1])]
+cases = [(L, d) for d in S.widths for L in S.depths]
+fig, axes = plt.subplots(len(cases), 2, figsize=(10, 2.3 * len(cases) + 0.8), sharey=True, sharex=True, squeeze=False)
+for r, (L, d) in enumerate(cases):
+    here = curves[(curves.n_layer == L) & (curves.d_model == d)]
     for ax, col, name in ((axes[r, 0], "copy_acc", "copy of x0"), (axes[r, 1], "state_acc", "state at the top")):
         for arm in S.arms:
             g = here[here.arm == arm].groupby("step")[col]
-            ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=arm,
-                    ls="--" if arm in ("plain", "decay", "lnscale") else "-")
+            ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=arm, ls=fixed_style[arm])
             ax.fill_between(g.min().index, g.min().values, g.max().values, color=palette[arm], alpha=0.12, lw=0)
         ax.axhline(1 / S.n_states, color="0.5", lw=1)
-        ax.set(ylim=(0, 1.02), title=f"{name}, n_layer {L}, d_model {S.widths[-1]}",
-               xlabel="training step" if r == len(S.depths) - 1 else None,
+        ax.set(ylim=(0, 1.02), title=f"{name}, n_layer {L}, d_model {d}",
+               xlabel="training step" if r == len(cases) - 1 else None,
                ylabel="held-out accuracy" if col == "copy_acc" else None)
-fig.suptitle("Learning curves at every depth: is a failure slow optimisation?")
+fig.suptitle("Learning curves at every depth and width: is a failure slow optimisation?")
 stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds, band: range over seeds; grey: chance 1/{S.n_states}")
-legend_below(fig, axes[-1, 1], ncol=len(S.arms), title="residual rule (dashed: fixed)")
-out.save_figure(fig, "depth_learning_curves", title="Learning curves at every depth",
-                alt=f"Held-out accuracy against training step (0 to {S.depth_steps}) at d_model {S.widths[-1]}, one row "
-                    f"per depth (n_layer {', '.join(map(str, S.depths))}), for each residual rule: the copy of the first "
-                    "input (left) and the state at the top (right), mean over seeds with the range over seeds as a "
-                    "band, chance as a grey line.")
+legend_below(fig, axes[-1, 1], ncol=4, title="residual rule (dashed: fixed)")
+out.save_figure(fig, "depth_learning_curves", title="Learning curves at every depth and width",
+                alt=f"Held-out accuracy against training step (up to {S.depth_steps}), one row per depth and width "
+                    f"(n_layer {', '.join(map(str, S.depths))}; d_model {', '.join(map(str, S.widths))}), for each "
+                    "residual rule: the copy of the first input (left) and the state at the top (right), mean over seeds "
+                    "with the range over seeds as a band, chance as a grey line; each curve ends where its run stopped.")
 plt.show()
-last_two = sorted(deep.step.unique())[-2:]
-drift = (deep[deep.step.isin(last_two)].groupby(["arm", "step"])[["copy_acc", "state_acc"]].mean()
-         .groupby("arm").diff().dropna().reset_index(level="step", drop=True))
-table_b = (final[final.d_model == S.widths[-1]].groupby(["arm", "n_layer"])[["copy_acc", "state_acc", "both_acc"]]
-           .agg(lambda v: format_mean_ci(v, 2)).reset_index())
+table_b = (final.groupby(["d_model", "arm", "n_layer"])[["copy_acc", "state_acc", "both_acc"]]
+           .agg(lambda v: format_mean_ci(v, 2))
+           .join(final.groupby(["d_model", "arm", "n_layer"]).steps_to_criterion.agg(lambda v: format_mean_ci(v, 0)))
+           .join(final.groupby(["d_model", "arm", "n_layer"]).stopped_at.max()).reset_index())
 out.save_table(table_b, "depth_table")
 display(table_b)
-display(Markdown("Change over the last evaluation interval at the deepest depth (a large rise means still "
-                 "learning at this budget):\n\n" + drift.round(3).to_markdown()))
+short = final[final.steps_to_criterion >= S.depth_steps].groupby(["d_model", "arm", "n_layer"]).stopped_at.max()
+rise = []
+for (d, arm, L), stop in short.items():
+    c = curves[(curves.arm == arm) & (curves.n_layer == L) & (curves.d_model == d)]
+    both = np.minimum(c.copy_acc, c.state_acc).groupby(c.step).mean()
+    rise.append({"d_model": d, "arm": arm, "n_layer": L, "stopped at": stop,
+                 "last": round(both.iloc[-1], 3), "gain over its last 1,000 steps":
+                 round(both.iloc[-1] - both[both.index <= stop - 1000].iloc[-1], 3) if stop > 1000 else np.nan})
+display(Markdown("Runs short of the criterion (a large gain over their last 1,000 steps means still learning at this "
+                 "budget):\n\n" + (pd.DataFrame(rise).to_markdown(index=False) if rise else "none")))
 
 # %% [markdown]
 # ## Metrics and verdicts
@@ -330,31 +385,32 @@ display(Markdown(
     f"Wrote `{path.relative_to(out.root)}` ({len(metrics)} metrics). The notebook took "
     f"{time.perf_counter() - t_start:.0f} s.\n\n"
     + CLAIMS.markdown("time_map", metrics, profile) + "\n\n" + CLAIMS.markdown("depth_map", metrics, profile)))
-# Which learned arm carries the depth row, and is its selection input-dependent? (The paper's wording is
-# "only learned, *input-dependent* selection avoids dilution"; the row's rule asks for a learned arm.)
+# Which rule learns the deep chain fastest at each width, and is it input-dependent? highway and static are the same
+# rule with and without input-dependence; dwa learns its mix of earlier layers once, the same for every input.
 L = max(S.depths)
-both = {a: mean_ci95(metrics[f"depth_both_acc_{a}_{L}"]) for a in S.arms if f"depth_both_acc_{a}_{L}" in metrics}
-learned = [a for a in LEARNED_ARMS if a in both]
-if learned:
-    best = max(learned, key=lambda a: both[a]["mean"])
-    dep = [a for a in INPUT_DEPENDENT_ARMS if a in both]
-    beaten = [a for a in dep if both[a]["mean"] + both[a]["ci95"] < both[best]["mean"] - both[best]["ci95"]]
+lines = []
+for d in S.widths:
+    w = "" if d == S.widths[-1] else f"_d{d}"
+    steps = {a: mean_ci95(metrics[f"depth_steps_to_criterion_{a}_{L}{w}"]) for a in S.arms
+             if f"depth_steps_to_criterion_{a}_{L}{w}" in metrics}
+    if not steps:
+        continue
+    order = sorted(steps, key=lambda a: steps[a]["mean"])
+    best = order[0]
+    lines.append(f"- d_model {d}: " + ", ".join(
+        f"`{a}` {steps[a]['mean']:.0f}" + (" (not reached)" if steps[a]["mean"] >= S.depth_steps else "")
+        for a in order) + f". The fastest, `{best}`, is "
+        + ("input-dependent" if best in INPUT_DEPENDENT_ARMS else "the same for every input") + ".")
+if lines:
+    display(Markdown(f"**Steps to the criterion at n_layer {L}** (mean over seeds; {S.depth_steps} = not reached within "
+                     "the budget):\n\n" + "\n".join(lines)))
+# The time row's contrast in numbers: the oracle of the fixed traces against the learned states' own heads.
+if all(f"time_{t}_{k}" in metrics for t in ("identity", "structure") for k in ("oracle", "gru_heads")):
     display(Markdown(
-        f"**Which learned arm holds at n_layer {L}** (the smaller of copy and state accuracy, d_model {S.widths[-1]}): "
-        + "; ".join(f"`{a}` {format_mean_ci(metrics[f'depth_both_acc_{a}_{L}'], 2)}"
-                    for a in S.arms if a in both) + ". "
-        + (f"The best learned arm, `{best}`, is input-dependent: the row's \"learned selection\" is the paper's kind."
-           if best in INPUT_DEPENDENT_ARMS else
-           f"The best learned arm, `{best}`, learns its mix of earlier layers once, **the same for every input**; "
-           + (f"the input-dependent arms ({', '.join(f'`{a}`' for a in beaten)}) stay below it with CIs apart. So "
-              "learned coefficients avoid dilution in depth here, and \"only learned, input-dependent selection avoids "
-              "it\" is **not supported** at this budget." if beaten and len(beaten) == len(dep) else
-              "the input-dependent arms are not below it with CIs apart, so which kind of learning matters is not "
-              "decided at this budget."))))
-# How firm the time row's gate is: it reads the oracle's upper CI, as the rule reads the bank's.
-if "time_identity_oracle" in metrics and len(metrics["time_identity_oracle"]) > 1:
-    o = mean_ci95(metrics["time_identity_oracle"])
-    hi = o["mean"] + o["ci95"]
-    display(Markdown(
-        f"**How firm the time row is.** The gate reads the oracle's identity at the rule's cell by its upper 95% CI: "
-        f"mean {o['mean']:.3f}, upper CI {hi:.3f} " + ("(< 0.10: passes)." if hi < 0.10 else "(>= 0.10: does not pass).")))
+        f"**The time row's contrast** (lag {bm.RULE_LAG}, vocabulary {V_rule}): identity, oracle of the fixed traces "
+        f"{format_mean_ci(metrics['time_identity_oracle'])}, GRU's heads {format_mean_ci(metrics['time_identity_gru_heads'])}"
+        + (f", scan's heads {format_mean_ci(metrics['time_identity_scan_heads'])}" if "time_identity_scan_heads" in metrics
+           else "") + f"; structure, oracle {format_mean_ci(metrics['time_structure_oracle'])}, GRU's heads "
+        f"{format_mean_ci(metrics['time_structure_gru_heads'])}"
+        + (f", scan's heads {format_mean_ci(metrics['time_structure_scan_heads'])}" if "time_structure_scan_heads" in metrics
+           else "") + "."))

@@ -294,7 +294,7 @@ class LagOracle(nn.Module):
 
 
 def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cfg: LagOracleConfig,
-                   seed: int = 0) -> tuple[LagOracle, dict[int, float]]:
+                   seed: int = 0, history: list | None = None) -> tuple[LagOracle, dict[int, float]]:
     """Fit a :class:`LagOracle` on fresh sequences, early-stopped on a held-out split.
 
     ``sample(n_seq, generator)`` -> ``(states (n_seq, T, F) float, labels (n_seq, T) int64 in
@@ -303,6 +303,11 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
     capacity, not by a finite training set). The validation split is drawn first (generator seeded
     ``seed``), then one fresh batch per step; each lag's reader keeps its weights of best validation
     accuracy and stops after ``patience`` checks without a better one. Loss: cross-entropy.
+
+    ``history``: when a list, one row per (check, lag of a reader still training) is appended:
+    ``{"step", "lag", "train_loss"`` (mean cross-entropy of the fresh batches since the previous
+    check, nats per position, each batch scored before the step that learns from it: a loss on
+    unseen data), ``"val_loss"`` (nats), ``"val_acc"}`` (fraction): the convergence curve.
 
     Returns:
         the oracle (eval mode, the best weights) and ``{lag: steps run}``.
@@ -324,6 +329,7 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
     best = torch.full((G,), -1.0)
     best_params = [p.detach().clone() for p in model.parameters()]
     stale, steps = torch.zeros(G, dtype=torch.long), torch.zeros(G, dtype=torch.long)
+    window = torch.zeros(G)                                              # fresh-batch loss summed since the last check
     for step in range(1, cfg.max_steps + 1):
         X, y = model.rows(*sample(cfg.batch_sequences, gen), min_pos)
         live = (stale < cfg.patience).nonzero()[:, 0]                    # readers still training
@@ -338,11 +344,22 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
         # weights were kept when it stopped and are restored below, so the result is as before)
         opt.step()
         steps += (stale < cfg.patience).long()
+        if history is not None:
+            window.index_add_(0, live, loss.detach())
         if step % cfg.eval_every == 0 or step == cfg.max_steps:
             model.eval()
             with torch.no_grad():
-                acc = (model(Xv).argmax(-1) == yv).float().mean(1)
+                val_logits = model(Xv)
+                acc = (val_logits.argmax(-1) == yv).float().mean(1)
             model.train()
+            if history is not None:
+                val_loss = nn.functional.cross_entropy(val_logits.flatten(0, 1), yv.flatten(), reduction="none")
+                val_loss = val_loss.view(G, -1).mean(1)
+                n_since = step - (step - 1) // cfg.eval_every * cfg.eval_every
+                history += [{"step": step, "lag": model.lags[g], "train_loss": float(window[g]) / n_since,
+                             "val_loss": float(val_loss[g]), "val_acc": float(acc[g])}
+                            for g in range(G) if stale[g] < cfg.patience]
+                window.zero_()
             better = (acc > best) & (stale < cfg.patience)
             best = torch.where(better, acc, best)
             counts = int(step >= cfg.min_steps)                          # no stale checks before min_steps

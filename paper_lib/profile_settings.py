@@ -52,11 +52,13 @@ _PAPER_GRAMMAR = {"data": {"n_train": 10000, "n_test": 2000, "n_test_B": 2000}, 
 
 _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves nothing
     "grammar_probe": merged(_SMOKE_GRAMMAR, {"backprop": {"epochs": 1}, "rules": ["pghu", "none"],
-                                             "n_unlabelled_B": 60, "n_heldout_B": 30, "codes": {"bp_epochs": 1}}),
+                                             "n_unlabelled_B": 60, "n_heldout_B": 30, "codes": {"bp_epochs": 1},
+                                             "fresh_seeds": [2, 3]}),
     "transfer": merged(_SMOKE_GRAMMAR, {
         "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "workers": 1,
-        "lag": {"gru": {"epochs": 1}, "oracle": {"hidden": 32, "max_steps": 20, "min_steps": 0, "eval_every": 5}},
-        "agreement": {"n_train": 150, "n_test": 80, "epochs": 2}}),
+        "lag": {"gru": {"epochs": 1}, "oracle": {"hidden": 32, "max_steps": 20, "min_steps": 0, "eval_every": 5,
+                                                 "val_sequences": 8, "batch_sequences": 4}},
+        "agreement": {"n_train": 150, "n_test": 300, "epochs": 2}}),
     "lm": _SMOKE_LM,
     "spen_train": merged(_SMOKE_LM, {"sweep_lrs": [2e-3, 4e-3], "sweep_steps": 6, "eval_at": [8, 16],
                                      "throughput_seq_lens": [64, 256], "throughput_batch_tokens": 1024,
@@ -71,14 +73,14 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                            "distance_steps": 4, "oracle_rank": 16, "oracle_steps": 4, "width_seeds": [0],
                            "seeds": [0, 1], "workers": 1},
     "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
-                     "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4], "gru_seeds": [0],
+                     "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4, 32], "gru_seeds": [0],
                      "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
                      "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
                      "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
                      "workers": 1},
 }
 _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language models
-    "grammar_probe": merged(_PAPER_GRAMMAR, {"n_unlabelled_B": 2000}),
+    "grammar_probe": merged(_PAPER_GRAMMAR, {"n_unlabelled_B": 2000, "fresh_seeds": list(range(10, 15))}),
     "transfer": merged(_PAPER_GRAMMAR, {"timescale_seeds": list(range(10)), "lag": {"gru": {"epochs": 8}}}),
     "lm": merged(_PAPER_LM, {"train": {"steps": 6000, "warmup_steps": 300, "ckpt_every": 500}}),
     "spen_train": merged(_PAPER_LM, {"train": {"steps": 6000, "warmup_steps": 300, "ckpt_every": 500},

@@ -156,9 +156,10 @@ def test_spen_selective_holds_a_learned_state_equal_to_the_traces():
     assert ar.state_size("spen_selective", s, d_model=16) == s.n_layer * 2 * 3 * 16
     rows = [{"model": "spen_selective", "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": 0.5}
             for n in s.n_pairs for seed in s.seeds]
-    m = ar.recall_metrics(pd.DataFrame(rows), ar.settings_for("smoke", {"models": ["spen_selective"],
+    m = ar.recall_metrics(pd.DataFrame(rows), ar.settings_for("smoke", {"models": ["spen_selective", ar.ORACLE],
                                                                         "width_models": [], "distance_models": []}))
     assert m["recall_acc_spen_selective_4"] == [0.5] * len(s.seeds)
+    assert m["recall_state_oracle"] == [3 * s.d_model] and m["recall_state_spen"] == [s.n_layer * 3 * s.d_model]
     assert m["recall_state_spen_selective"] == [2 * m["recall_state_spen"][0]]
     with pytest.raises(ValueError, match=r"^selective d_state must be an integer >= 1 or None, got 0$"):
         from paper_lib.predictors import SelectivePredictor

@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 
 from paper_lib.claims.boundary import CLAIMS, depth_dilution, depth_learnable, structure_outlives_identity
-from paper_lib.claims.grammar import CLAIMS as GRAMMAR
 from paper_lib.ema import ema_traces
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
@@ -49,6 +48,7 @@ def _probe(arm, L=2, d=3):
         m.embed_x0.copy_(torch.tensor([[[1.0, 0.0, -1.0], [2.0, 2.0, 2.0]]]))
         if arm in ("gate", "highway"):
             m.gate_w.zero_()
+        if arm in ("gate", "highway", "static"):
             m.gate_b.zero_()                                            # g = sigmoid(0) = 0.5
     return m
 
@@ -66,12 +66,33 @@ def test_each_residual_rule_against_a_hand_computation(arm):
         want = [e, h1, 0.5 * h1 + 0.5 * u]
     elif arm == "gate":
         want = [e, e + 0.5 * u, e + u]
-    elif arm == "highway":
+    elif arm in ("highway", "static"):
         h1 = 0.5 * e + 0.5 * u
         want = [e, h1, 0.5 * h1 + 0.5 * u]
     else:  # dwa at init: the plain residual
         want = [e, e + u, e + 2 * u]
     assert np.allclose(h, np.array(want), atol=1e-6)
+
+
+def test_carry_gates_start_carrying_and_static_ignores_the_input():
+    m = DepthProbe("highway", 3, 4, n_x0=2, n_inputs=2, n_states=2, seeds=[0])
+    assert torch.all(m.gate_b == -3.0)                                 # g = sigmoid(-3) = 0.047: carry 0.953
+    st = DepthProbe("static", 3, 4, n_x0=2, n_inputs=2, n_states=2, seeds=[0], gate_bias=-1.0)
+    assert torch.all(st.gate_b == -1.0) and not hasattr(st, "gate_w")
+    with torch.no_grad():
+        for name in ("w1", "b1", "w2", "b2"):
+            getattr(st, name).zero_()
+        st.b2.fill_(1.0)                                               # u = 1 at every block
+    x0, g = torch.tensor([[0, 1]]), torch.sigmoid(torch.tensor(-1.0))
+    for a in (torch.tensor([[[0, 0, 0], [1, 1, 1]]]), torch.tensor([[[1, 0, 1], [0, 1, 0]]])):
+        h = st.streams(x0, a)[0].detach()                              # the fresh tokens do not move the gate
+        e = st.embed_x0[0, x0[0]].detach()
+        want = e
+        for _ in range(3):
+            want = (1 - g) * want + g
+        assert torch.allclose(h[:, -1], want, atol=1e-6)
+    # the gate's own start (PyTorch's default) is kept for the write gate, which carries the whole stream
+    assert not torch.all(DepthProbe("gate", 2, 4, seeds=[0]).gate_b == -3.0)
 
 
 def test_dwa_weights_mix_every_earlier_output():
@@ -157,27 +178,36 @@ def test_depth_rule_and_its_control():
 
 
 def test_report_rows_decide_from_notebook_metrics():
-    m = _depth((1, .2), (1, .1), (1, .95), (1, .2), (1, .5), (1, .2))
-    assert decide(CLAIMS["depth_map"], m, "cpu").holds == "yes"
-    t = summarise({"time_identity_bank": [0.03, 0.04, 0.05], "time_structure_bank": [0.3, 0.31, 0.29],
-                   "time_identity_gru": [0.2, 0.2], "time_structure_gru": [0.9, 0.9], "time_identity_gru_easy": [0.2, 0.3]})
-    assert decide(CLAIMS["time_map"], t, "cpu").holds == "not informative at this budget"
-    t["time_identity_gru_easy"] = {"mean": 0.99, "ci95": 0.0, "n": 2}
-    no_oracle = decide(CLAIMS["time_map"], t, "cpu")
-    assert no_oracle.holds == "not informative at this budget" and "no time_identity_oracle" in no_oracle.reason
-    t["time_identity_oracle"] = {"mean": 0.9, "ci95": 0.0, "n": 2}      # even a lower bound above 0.1 decides
-    assert "the oracle of the fixed traces reads identity" in decide(CLAIMS["time_map"], t, "cpu").reason
-    t["time_identity_oracle"] = {"mean": 0.05, "ci95": 0.0, "n": 2}
-    t["time_oracle_converged"] = {"mean": 0.5, "ci95": 1.0, "n": 2}
-    cut_short = decide(CLAIMS["time_map"], t, "cpu")           # below 0.1 but cut short: a lower bound
-    assert cut_short.holds == "not informative at this budget" and "still improving at its last step in 1 of 2" in cut_short.reason
-    t["time_oracle_converged"] = {"mean": 1.0, "ci95": 0.0, "n": 2}
-    assert decide(CLAIMS["time_map"], t, "cpu").holds == "yes"
-    t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.022, "n": 3}  # a cpu run's reading: mean under 0.1,
-    fragile = decide(CLAIMS["time_map"], t, "cpu")              # its upper CI 0.107 is not
-    assert fragile.holds == "not informative at this budget" and "upper 95% CI 0.107 >= 0.1" in fragile.reason
-    t["time_identity_oracle"] = {"mean": 0.085, "ci95": 0.010, "n": 3}  # upper CI 0.095: passes
-    assert decide(CLAIMS["time_map"], t, "cpu").holds == "yes"
+    fast = {"plain": (4000, 300), "dwa": (1300, 200), "gate": (3500, 300), "highway": (1200, 150),
+            "static": (3900, 200), "lnscale": (3200, 200)}
+    m = {**_steps(fast, {"decay": (0.06, 0.01)}), **_steps(fast, {"decay": (0.08, 0.02)}, "_d16")}
+    m.update({f"depth_both_acc_{a}_4": (0.97, 0.01) for a in ARMS})
+    depth = decide(CLAIMS["depth_map"], _m(**m), "cpu")
+    assert depth.holds == "partly" and "fastest highway (not input-dependent and ahead" in depth.reason  # dwa ties it
+    m["depth_steps_to_criterion_dwa_16"] = m["depth_steps_to_criterion_dwa_16_d16"] = (2500, 200)
+    assert decide(CLAIMS["depth_map"], _m(**m), "cpu").holds == "yes"
+    m.update({f"depth_both_acc_{a}_4": (0.5, 0.01) for a in ARMS})                  # nothing learns even at L=4
+    assert decide(CLAIMS["depth_map"], _m(**m), "cpu").holds == "not informative at this budget"
+
+    claim = CLAIMS["time_map"]
+    t = summarise({"time_identity_oracle": [0.08, 0.09, 0.1], "time_structure_oracle": [0.27, 0.3, 0.25],
+                   "time_identity_gru_heads": [0.97, 0.96, 0.98], "time_structure_gru_heads": [1.0, 1.0, 1.0],
+                   "time_identity_scan_heads": [0.18, 0.2, 0.17], "time_structure_scan_heads": [0.5, 0.48, 0.47],
+                   "time_identity_gru_easy": [0.95, 0.97, 0.96], "time_converged_gru": [1, 1, 1],
+                   "time_converged_scan": [0, 0, 0], "time_oracle_converged": [1, 1, 1],
+                   "time_identity_oracle_far": [0.0, 0.004, -0.002]})
+    verdict = decide(claim, t, "cpu")
+    assert verdict.holds == "partly" and "the traces lose structure too" in verdict.reason
+    t["time_structure_oracle"] = {"mean": 0.99, "ci95": 0.01, "n": 3}
+    assert decide(claim, t, "cpu").holds == "yes"
+    for name, value, why in (("time_identity_gru_easy", 0.3, "even the learned state does not keep it"),
+                             ("time_converged_gru", 2 / 3, "still improving at its last step in 1 of 3 seeds"),
+                             ("time_oracle_converged", 0.0, "the oracle of the fixed traces was still improving"),
+                             ("time_identity_oracle_far", 0.2, "the negative control reads 0.200")):
+        cut = {**t, name: {"mean": value, "ci95": 0.0, "n": 3}}
+        gated = decide(claim, cut, "cpu")
+        assert gated.holds == "not informative at this budget" and why in gated.reason, (name, gated)
+    assert "Strongest" not in claim.controls and claim.controls.startswith("positive:")
 
 
 def test_oracle_gate_reads_the_upper_ci():
@@ -209,13 +239,19 @@ def test_oracle_map_at_the_rule_cell_repeats_and_gives_the_gate_its_metric():
     assert o1.equals(o2) and set(o1.state) == {"oracle_paper"} and len(o1) == 2 * len(s.lags)
     oracle_jobs = [j for j in bm.time_jobs(s) if j[0].startswith("oracle_")]
     assert {sd for k, V_, sd in oracle_jobs if k == "oracle_paper_identity" and V_ == 32} == set(s.seeds)  # the rule's cell
-    assert {(k, V_, sd) for k, V_, sd in oracle_jobs if (k.startswith("oracle_slow") or V_ == 4)} == {
-        (f"oracle_{b}_{t}", V_, 0) for b, V_ in (("paper", 4), ("slow", 4), ("slow", 32)) for t in ("identity", "structure")}
+    assert {(k, V_, sd) for k, V_, sd in oracle_jobs if V_ == 4} == {
+        (f"oracle_paper_{t}", 4, 0) for t in ("identity", "structure")}               # one seed off the rule's cell
+    assert not [j for j in oracle_jobs if j[0].startswith("oracle_slow")]             # the slow bank only when asked
+    slow = bm.settings_for("smoke", {"oracle_banks": ["paper", "slow"]})
+    assert {sd for k, V_, sd in bm.time_jobs(slow) if k == "oracle_slow_identity"} == {0}
     assert (o1.steps >= 1).all() and (o1.steps <= 20).all() and o1.n_test.eq(s.test_sequences * s.scored_positions).all()
-    both = pd.concat([bm.time_map_bank(s, V, sd) for sd in s.seeds] + [bm.time_map_oracle(s, V, sd) for sd in s.seeds])
+    both = pd.concat([bm.time_map_bank(s, V, sd) for sd in s.seeds] + [bm.time_map_oracle(s, V, sd, banks=("paper", "slow"))
+                                                                       for sd in s.seeds])
     m = bm.time_metrics(both, s)
     assert len(m["time_identity_oracle"]) == len(s.seeds) and len(m["time_structure_oracle"]) == len(s.seeds)
     assert len(m["time_identity_oracle_slow"]) == len(s.seeds)       # every seed here, as run
+    far = both[(both.state == "oracle_paper") & (both.target == "identity") & (both.lag == max(s.lags))]
+    assert m["time_identity_oracle_far"] == far.sort_values("seed").decodability.tolist()   # the negative control
     assert set(m["time_oracle_converged"]) <= {0.0, 1.0} and len(m["time_oracle_converged"]) == len(s.seeds)
     with pytest.raises(ValueError, match="oracle_vocab_sizes, oracle_banks and oracle_map_seeds must be subsets"):
         bm.settings_for("smoke", {"oracle_vocab_sizes": [5]})
@@ -231,19 +267,6 @@ def test_boundary_ratios_name_the_largest_ratio_still_at_each_level():
     assert b["ratio_at_0.1"] == 16.0
     none = bm.boundary_ratios(df.assign(decodability=0.05)).iloc[0]
     assert np.isnan(none["ratio_at_0.5"]) and np.isnan(none["ratio_at_0.1"])
-
-
-def test_lag_row_reads_notebook_02():
-    claim = GRAMMAR["lag_equal_state"]
-    m = _m(lag1_identity_acc_gru=(0.999, 0.001), lag1_identity_acc_bank=(0.38, 0.01),
-           lag4_identity_acc_gru=(0.41, 0.03), lag4_identity_acc_bank=(0.28, 0.01),
-           lag4_identity_acc_bank_oracle=(0.15, 0.01))                                 # the bank's oracle
-    assert decide(claim, m, "cpu").holds == "yes"
-    m["lag4_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.05, "n": 3}                 # ahead, CIs overlap
-    assert decide(claim, m, "cpu").holds == "partly"
-    m["lag1_identity_acc_gru"] = {"mean": 0.30, "ci95": 0.01, "n": 3}
-    m["lag4_identity_acc_gru"] = {"mean": 0.20, "ci95": 0.01, "n": 3}
-    assert decide(claim, m, "cpu").holds == "no"
 
 
 def test_selective_scan_reader_starts_as_a_multi_rate_bank_and_is_input_dependent():
@@ -266,8 +289,11 @@ def test_selective_scan_reader_starts_as_a_multi_rate_bank_and_is_input_dependen
 def test_learned_states_train_alike_and_repeat():
     s = bm.settings_for("smoke")
     a, b = bm.time_map_gru(s, 4, 0, "scan"), bm.time_map_gru(s, 4, 0, "scan")
-    assert a.equals(b) and set(a.state) == {"scan"} and len(a) == 2 * len(s.lags)
-    assert set(bm.time_metrics(a, s)) == {"time_identity_scan", "time_structure_scan", "time_identity_scan_easy"}
+    assert a.equals(b) and set(a.state) == {"scan", "scan_heads"} and len(a) == 2 * len(s.lags) + 2 * len(bm.learned_lags(s))
+    assert set(bm.time_metrics(a, s)) == {"time_identity_scan", "time_structure_scan", "time_identity_scan_easy",
+                                          "time_steps_scan", "time_converged_scan", "time_identity_scan_heads",
+                                          "time_structure_scan_heads"}
+    assert a.steps.eq(s.gru_steps).all() and bm.time_metrics(a, s)["time_converged_scan"] == [0.0]  # 3 steps: cut short
     with pytest.raises(ValueError, match="unknown learned state 'lstm'"):
         bm.train_gru(s, 4, 0, "lstm")
     with pytest.raises(ValueError, match="unknown learned state"):
@@ -276,7 +302,116 @@ def test_learned_states_train_alike_and_repeat():
     assert [j[0] for j in jobs].count("scan") == len(s.gru_vocab_sizes) * len(s.gru_seeds)
     df = bm.run_time_map(s.__class__(**{**s.__dict__, "vocab_sizes": (4,), "oracle_vocab_sizes": (4,),
                                         "seeds": (0,), "gru_seeds": (0,), "learned_states": ("scan",)}))
-    assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "oracle_paper", "oracle_slow"]  # jobs' order
+    assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "scan_heads", "oracle_paper"]  # jobs' order
     whole = bm.time_map_oracle(s, 4, 0)                                # one call, or one job per fit: the same rows
     pd.testing.assert_frame_equal(df[df.state.str.startswith("oracle")].reset_index(drop=True)[whole.columns], whole,
                                   check_dtype=False)                  # steps: float beside the bank's NaN
+
+
+def test_time_contrast_rule_can_say_yes_partly_no():
+    from paper_lib.claims.boundary_rules import traces_keep_structure
+    r = traces_keep_structure("oi", "os", (("GRU", "gi", "gs"), ("scan", "si", "ss")))
+    base = dict(gi=(0.6, 0.05), gs=(0.95, 0.02), si=(0.2, 0.05), ss=(0.5, 0.05))
+    assert r(_m(oi=(0.1, 0.02), os=(0.94, 0.02), **base))[0] == "yes"          # identity lost, class kept
+    word, why = r(_m(oi=(0.1, 0.02), os=(0.3, 0.05), **base))
+    assert word == "partly" and "the traces lose structure too" in why        # both lost, identity more
+    assert r(_m(oi=(0.1, 0.02), os=(0.11, 0.05), **base))[0] == "no"          # both lost alike
+    word, why = r(_m(oi=(0.55, 0.05), os=(0.94, 0.02), **base))
+    assert word == "no" and "hold identity as the learned state does" in why
+    # the contrast is the better learned state per target: the scan's structure when it is higher
+    assert "scan: structure 0.99" in r(_m(oi=(0.1, 0.02), os=(0.5, 0.02), **{**base, "ss": (0.99, 0.0)}))[1]
+    with pytest.raises(KeyError, match="no learned state"):
+        r(_m(oi=(0.1, 0.02), os=(0.5, 0.02)))
+
+
+def test_time_controls_gate_as_stated():
+    from paper_lib.claims.boundary_rules import learned_converged, reads_nothing
+    gate = learned_converged((("gi", "gs", "gc"), ("si", "ss", "sc")))
+    both = dict(gi=(0.9, 0.01), gs=(1.0, 0.0), si=(0.2, 0.02), ss=(0.5, 0.02))
+    assert gate(_m(**both, gc=(1.0, 0.0), sc=(0.0, 0.0))) is None     # the scan sets no contrast: it may be cut short
+    why = gate(_m(**both, gc=(2 / 3, 0.5), sc=(1.0, 0.0)))
+    assert "identity contrast reads (gi) was still improving at its last step in 1 of 3 seeds" in why
+    assert "structure contrast reads (ss)" in gate(_m(**{**both, "ss": (1.0, 0.0), "gs": (0.9, 0.0)},
+                                                       gc=(1.0, 0.0), sc=(0.0, 0.0)))
+    assert "no gc" in gate(_m(**both))
+    assert "no learned state" in gate({})
+    assert reads_nothing("f")(_m(f=(0.01, 0.02))) is None                      # 0.03 <= 0.05
+    assert "upper 95% CI 0.070 > 0.05" in reads_nothing("f")(_m(f=(0.03, 0.04)))
+    assert "did not run" in reads_nothing("f")({})
+
+
+def _steps(steps, copy, w=""):
+    """Depth metrics at L = 4 and 16 for ``w``: steps to criterion and copy accuracy per arm (L = 16)."""
+    m = {}
+    for arm in ARMS:
+        m[f"depth_steps_to_criterion_{arm}_16{w}"] = steps.get(arm, (6000, 0.0))
+        m[f"depth_steps_to_criterion_{arm}_4{w}"] = (300, 0.0)
+        m[f"depth_copy_acc_{arm}_16{w}"] = copy.get(arm, (1.0, 0.0))
+    return m
+
+
+def test_depth_rule_reads_steps_and_forgetting_at_both_widths():
+    from paper_lib.claims.boundary_rules import depth_carry_selection
+    r = depth_carry_selection()
+    forget = {"decay": (0.06, 0.01)}
+    fast_highway = {"plain": (4000, 300), "dwa": (2000, 200), "gate": (5000, 400), "highway": (800, 100),
+                    "static": (2000, 300), "lnscale": (4500, 300)}
+    both = {**_steps(fast_highway, forget), **_steps(fast_highway, forget, "_d16")}
+    assert r(_m(**both))[0] == "yes"
+    static_too = {**fast_highway, "static": (850, 100)}                         # the input-independent gate as fast
+    word, why = r(_m(**_steps(static_too, forget), **_steps(static_too, forget, "_d16")))
+    assert word == "partly" and "not input-dependent and ahead" in why
+    narrow_none = _steps({}, forget, "_d16")                                   # nothing reaches it at d_model 16
+    word, why = r(_m(**_steps(fast_highway, forget), **narrow_none))
+    assert word == "partly" and "d_model 16" in why and "L=16" in why
+    kept = {"decay": (0.9, 0.02)}                                              # the decay arm keeps the input
+    assert r(_m(**_steps(fast_highway, kept), **_steps(fast_highway, kept, "_d16")))[0] == "no"
+    plain_fast = {**fast_highway, "plain": (800, 100)}                         # the fixed residual as fast
+    assert r(_m(**_steps(plain_fast, forget), **_steps(plain_fast, forget, "_d16")))[0] == "no"
+
+
+def test_depth_runs_stop_at_the_criterion_or_on_a_plateau():
+    s = bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2})
+    reach = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 0.0}),
+                         "plain", 2, 8)
+    assert reach.step.max() == 2                                      # every seed at the criterion: the first check
+    stall = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 1.0,
+                                                   "depth_patience": 4, "depth_min_gain": 1.0}), "plain", 2, 8)
+    assert stall.step.max() == 4                                      # no gain of 1.0 for 4 steps after step 0
+    full = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 1.0,
+                                                  "depth_patience": 0}), "plain", 2, 8)
+    assert full.step.max() == 40 and set(full.seed) == set(s.seeds)  # patience 0: the whole budget
+
+
+def test_depth_final_reads_the_stop_and_the_first_step_at_the_criterion():
+    s = bm.settings_for("smoke", {"depth_steps": 300, "widths": [8, 16], "depth_criterion": 0.9})
+    rows = []
+    for d, steps in ((16, (0, 100, 200)), (8, (0, 100, 200, 300))):
+        for step in steps:
+            for seed, acc in ((0, min(1.0, 0.5 + step / 400)), (1, 0.3)):   # seed 0 reaches 0.9 at step 200
+                rows.append({"arm": "plain", "n_layer": 4, "d_model": d, "seed": seed, "step": step,
+                             "copy_acc": 1.0, "state_acc": acc, "state_acc_mean": acc})
+    curves = pd.DataFrame(rows)
+    final = bm.depth_final(curves, s).set_index(["d_model", "seed"])
+    assert final.loc[(16, 0), "steps_to_criterion"] == 200 and final.loc[(16, 1), "steps_to_criterion"] == 300
+    assert final.loc[(16, 0), "stopped_at"] == 200 and final.loc[(8, 0), "both_acc"] == 1.0   # at its own stop
+    m = bm.depth_metrics(curves, s)
+    assert m["depth_steps_to_criterion_plain_4"] == [200.0, 300.0]                 # headline width: no suffix
+    assert m["depth_state_acc_plain_4_d8"] == [1.0, 0.3] and "depth_copy_acc_plain_4_d8" in m
+
+
+def test_oracle_counts_as_converged_only_where_both_readers_stopped_before_the_cap():
+    s = bm.settings_for("smoke", {"oracle": {"max_steps": 100}})
+    V = bm.rule_vocab_size(s)
+    rows = [{"state": "oracle_paper", "target": t, "lag": bm.RULE_LAG, "vocab_size": V, "ratio": V / s.d_model,
+             "seed": sd, "decodability": 0.1, "steps": steps}
+            for sd, (i_steps, s_steps) in enumerate(((60, 80), (60, 100))) for t, steps in
+            (("identity", i_steps), ("structure", s_steps))]
+    m = bm.time_metrics(pd.DataFrame(rows), s)
+    assert m["time_oracle_converged"] == [1.0, 0.0]               # seed 1's structure reader ran to the cap
+
+
+def test_depth_row_without_steps_says_which_metric_is_missing():
+    m = summarise({f"depth_both_acc_{a}_{L}": [0.95, 0.96] for a in ARMS for L in (4, 16)})
+    v = decide(CLAIMS["depth_map"], m, "cpu")
+    assert v.holds.startswith("metric missing") and "no depth_steps_to_criterion_plain_<L>" in v.reason

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from paper_lib.claims.grammar import CLAIMS
-from paper_lib.pipeline.report import decide
 
 
 def _s(mean, ci=0.01, n=5):
@@ -12,22 +11,23 @@ def _s(mean, ci=0.01, n=5):
 
 
 def test_learning_needs_a_ceiling_above_the_floor():
-    # decided on Grammar B's unseen content words, where the fixed code cannot do the job
-    m = {"spcn_learned_content_acc_B": _s(0.25, 0.03), "spcn_floor_content_acc_B": _s(0.228, 0.04),
-         "backprop_content_acc_B": _s(0.24, 0.03), "spcn_learned_feat_acc_A": _s(0.952, 0.003)}
+    # decided on Grammar B's unseen content words, where the fixed code cannot do the job, on fresh seeds
+    m = {"spcn_learned_content_acc_B_fresh": _s(0.25, 0.03), "spcn_floor_content_acc_B_fresh": _s(0.228, 0.04),
+         "backprop_content_acc_B_fresh": _s(0.24, 0.03), "spcn_learned_feat_acc_A": _s(0.952, 0.003)}
     v = CLAIMS.verdict("learning", m, "cpu")
     assert v.holds == "not informative at this budget"
-    assert v.reason.startswith("the ceiling backprop_content_acc_B 0.240 ± 0.030 does not beat the floor")
-    room = {**m, "backprop_content_acc_B": _s(0.60, 0.05)}
+    assert v.reason.startswith("the ceiling backprop_content_acc_B_fresh 0.240 ± 0.030 does not beat the floor")
+    room = {**m, "backprop_content_acc_B_fresh": _s(0.60, 0.05)}
     assert CLAIMS.verdict("learning", room, "cpu").holds == "partly"                  # ahead, CIs overlap
-    assert CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B": _s(0.20, 0.03)}, "cpu").holds == "no"
-    yes = CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B": _s(0.45, 0.04)}, "cpu")
+    assert CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B_fresh": _s(0.20, 0.03)}, "cpu").holds == "no"
+    yes = CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B_fresh": _s(0.45, 0.04)}, "cpu")
     assert yes.holds == "yes" and "CIs apart" in yes.reason
-    assert CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B": _s(0.45, 0.04)}, "smoke").holds == "undetermined"
-    # A's numbers do not decide the row (the fixed code already does the job there); they are shown
-    assert "spcn_learned_feat_acc_A" in CLAIMS["learning"].prefixes
-    assert CLAIMS.verdict("learning", {"spcn_learned_feat_acc_A": _s(0.99, 0.001), "spcn_level1_floor_acc_A": _s(0.9, 0.001),
-                                    "spcn_backprop_acc_A": _s(0.99, 0.001)}, "cpu").holds.startswith("metric missing")
+    assert CLAIMS.verdict("learning", {**room, "spcn_learned_content_acc_B_fresh": _s(0.45, 0.04)},
+                          "smoke").holds == "undetermined"
+    # the first seeds (on which the settings were chosen) and A's numbers are shown, never decide
+    assert {"spcn_learned_content_acc_B", "spcn_learned_feat_acc_A"} <= set(CLAIMS["learning"].prefixes)
+    assert CLAIMS.verdict("learning", {"spcn_learned_content_acc_B": _s(0.45, 0.04), "spcn_floor_content_acc_B": _s(0.2),
+                                       "backprop_content_acc_B": _s(0.6)}, "cpu").holds.startswith("metric missing")
 
 @pytest.mark.parametrize("a, b, margin, verdict, reason", [
     (_s(0.90), _s(0.80), 0.0, "yes", "acc_a - acc_b = +0.100 (acc_a ahead, CIs apart)"),
@@ -78,44 +78,10 @@ def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
     assert v.holds == "the number; not attributable to learning" and "spcn_level1_floor_acc_A 0.956" in v.reason
     above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
     assert CLAIMS.verdict("within_A", above, "cpu").holds == "yes"
-    assert "no negative control measured" in CLAIMS.verdict("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").reason
+    assert CLAIMS.verdict("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").holds.startswith("metric missing")
 
 def test_a_notebook_verdict_line_shows_unk_instead_of_an_html_tag():
     m = {"spcn_struct_context_acc_B": _s(0.36, 0.07), "gru_causal_struct_context_acc_B": _s(0.66, 0.08),
          "causal_gru_nodrop_struct_context_acc_B": _s(0.67, 0.18)}
     line = CLAIMS.markdown("structure", m, "cpu")
     assert "&lt;unk>" in line and "<unk>" not in line and "Verdict: **no**" in line
-
-@pytest.mark.parametrize("spcn, bigru, verdict", [
-    (0.83, 0.99, "yes"),                                   # within 0.05 of the paper's 0.84
-    (0.74, 0.99, "partly"),                                # within 0.12
-    (0.55, 0.99, "no"),                                    # fixed traces fooled by the attractors
-    (0.98, 0.99, "no"),                                    # far above: depth is easy again
-    (0.83, 0.70, "not informative at this budget"),        # the reader that sees the main verb fails: no power
-])
-def test_deep_row_is_agreement_across_attractors(spcn, bigru, verdict):
-    """The deep row reads SPCN's subject-number accuracy pooled over the items with
-    k >= 1 attractors, the BiGRU (which reads the main verb itself) as its positive control."""
-    claim = CLAIMS["deep"]
-    assert claim.metrics == ("spcn_attractor_acc_ge1",)
-    m = {"spcn_attractor_acc_ge1": _s(spcn), "bigru_attractor_acc_ge1": _s(bigru),
-         "gru_causal_attractor_acc_ge1": _s(0.9)}
-    assert decide(claim, m, "cpu").holds == verdict
-    assert "spcn_deep_acc_A" in claim.prefixes and "spcn_attractor_acc_" in claim.prefixes
-
-@pytest.mark.parametrize("oracle, verdict", [
-    (0.30, "yes"),                                          # the best reader of the bank also loses it at lag 4
-    (0.88, "the number; not attributable to the fixed traces"),   # the oracle reads what the GRU keeps
-    (None, "the number; not attributable to the fixed traces"),   # no oracle measured
-])
-def test_lag_equal_state_needs_the_bank_oracle_to_lose_identity(oracle, verdict):
-    """The lag row holds only if the lag oracle fitted on the trace bank stays below the GRU."""
-    claim = CLAIMS["lag_equal_state"]
-    m = {"lag1_identity_acc_gru": _s(0.95), "lag1_identity_acc_bank": _s(0.60), "lag4_identity_acc_gru": _s(0.90),
-         "lag4_identity_acc_bank": _s(0.20)}
-    if oracle is not None:
-        m["lag4_identity_acc_bank_oracle"] = _s(oracle)
-    v = decide(claim, m, "cpu")
-    assert v.holds == verdict
-    if oracle == 0.88:
-        assert "0.88" in v.reason and "0.90" in v.reason

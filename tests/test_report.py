@@ -29,21 +29,22 @@ def test_report_holds_fails_and_missing(tmp_path):
              spcn_untrained_acc_A=(0.90, 0.01))
     _metrics(figures, "02_transfer", spcn_struct_context_acc_B=(0.90, 0.01), gru_causal_struct_context_acc_B=(0.70, 0.02),
              causal_gru_nodrop_struct_context_acc_B=(0.60, 0.02), spcn_struct_category_acc_B=(0.30, 0.02),
-             bigru_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2))
+             gru_causal_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2),
+             bigru_lexical_causal_acc_A=(0.99, 0.01), spcn_lexical_causal_acc_B=(0.20, 0.05))
     table = claims_table(figures, CLAIMS).set_index("claim")
     holds = table["holds"]
     within = "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU"
     assert holds[within] == "yes"                                                     # |0.95 - 0.96| <= 0.03
     assert table.loc[within, "distance"] == "-0.010"
     structure = next(k for k in holds.index if k.startswith("SPCN beats the recurrent tagger"))
-    content = next(k for k in holds.index if k.startswith("BiGRU far ahead"))
+    content = next(k for k in holds.index if k.startswith("The recurrent tagger is far ahead"))
     transfer = next(k for k in holds.index if k.startswith("SPCN transfers A -> B"))
     assert holds[structure] == "yes"                                  # beats both causal GRUs, CIs apart
     assert "SPCN, category-dependent structure on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
     assert holds[content] == "partly"                                                 # ahead, CIs overlap
-    assert holds[transfer] == "metric missing: spcn_acc_B"
+    assert holds[transfer] == "metric missing: spcn_acc_B, spcn_learning_gain_B, context_free_acc_B"
     learning = next(k for k in holds.index if k.startswith("Label-free learning"))
-    assert holds[learning] == "metric missing: spcn_learned_content_acc_B, spcn_floor_content_acc_B"
+    assert holds[learning] == "metric missing: spcn_learned_content_acc_B_fresh, spcn_floor_content_acc_B_fresh"
     assert holds["EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)"] == "not run yet"
     assert "SPCN probe accuracy on A 0.95 ± 0.01" in table.loc[within, "ours"]
     assert table.loc[within, "headline"] == "0.95 ± 0.01 (SPCN probe accuracy on A)"   # one number per cell
@@ -57,6 +58,9 @@ def test_report_holds_fails_and_missing(tmp_path):
     assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
            "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 6" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 02 the lag row
+    time_section = md.split('<a id="claim-time_map"></a>')[1].split("<a id=")[0]      # a claim names its controls
+    assert "Strongest controls: positive: the GRU keeps identity where it is easy" in time_section
+    assert "Strongest controls: positive: the supervised BiGRU" in md.split('<a id="claim-within_A"></a>')[1]
 
 def test_one_seed_and_smoke_are_undetermined():
     claim = CLAIMS["within_A"]
@@ -78,11 +82,11 @@ def test_write_report_and_readme_markers(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert "\nold\n" not in readme and readme.startswith("intro\n") and readme.endswith("rest\n")
     row = next(line for line in readme.splitlines() if "perplexity gap" in line and line.startswith("|"))
-    assert "8.1 ± 0.5 (perplexity ratio SPEN / Transformer)" in row and row.rstrip("| ").endswith("yes")
+    assert "300 ± 10 (SPEN perplexity)" in row and row.rstrip("| ").endswith("yes")
     assert "(figures/REPORT.md#claim-ppl_gap)" in row and "not comparable" in row   # C4 vs our corpus
     assert "Of the 13 claims tested: **12** not run yet, **1** yes." in readme
     assert "- [EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)](figures/REPORT.md#claim-ppl_gap): **yes**; " \
-           "ours 8.1 ± 0.5 (perplexity ratio SPEN / Transformer), against 2 ± 0.1 (Transformer induction score (nats))." \
+           "ours 300 ± 10 (SPEN perplexity), against 37 ± 2 (Transformer perplexity)." \
            in readme
     report = path.read_text()
     assert "- SPEN perplexity 300 ± 10" in report and "Rule (stated before the run): yes if perplexity ratio" in report
@@ -93,7 +97,7 @@ def test_attribution_row_in_the_table(tmp_path):
             "recall_acc_transformer": (1.0, 0.01), "recall_baseline_8": (0.33, 0.0)}
     _metrics(tmp_path, "05_associative_recall", n=3, **vals)
     table = claims_table(tmp_path, CLAIMS)
-    row = table[table.claim.str.startswith("The loss is the fixed traces' own")].iloc[0]
+    row = table[table.claim.str.startswith("SPEN's recall loss is the fixed traces' own")].iloc[0]
     assert row.holds == "yes" and "keys-ignored baseline, N=8" in row.ours and "trace oracle recall, N=8" in row.ours
     assert table[table.claim.str.startswith("Attention recalls")].shape[0] == 1
 
@@ -162,3 +166,12 @@ def test_the_report_command_writes_where_it_is_told_and_leaves_the_readme(tmp_pa
     with pytest.raises(SystemExit) as err:
         claims_main(["report", "--profile", "laptop"])
     assert err.value.code == 2
+
+
+def test_every_row_names_its_strongest_controls():
+    """Each row of the report says which positive control must pass, which negative must fail, and
+    where the claim is about what fixed traces hold, the oracle that bounds them (its section of REPORT.md)."""
+    for c in CLAIMS:
+        assert "positive:" in c.controls and "negative:" in c.controls, c.key
+    for key in ("recall_attribution", "time_map", "lag_equal_state"):        # about what the traces hold
+        assert "oracle" in CLAIMS[key].controls, key

@@ -43,22 +43,3 @@ def test_controls_stage_writes_both_causal_taggers():
     assert not b.ok_gru_causal.equals(b.ok_causal_gru_nodrop)        # a different baseline, not a copy
     assert set(b.struct_split) <= {"", "function word", "context", "category"}
     assert (b.struct_split == "context").any() and (b.struct_split == "category").any()
-
-
-def test_bank_oracle_reads_a_kept_identity_and_not_a_lost_one():
-    """The bank's lag oracle reads the word 2 back when the state holds it, chance when not."""
-    import numpy as np
-
-    from paper_lib.experiments.transfer import bank_oracle
-    from paper_lib.oracle import LagOracleConfig
-    rng = np.random.default_rng(0)
-    V, B, T = 5, 60, 30
-    ids = {s: rng.integers(1, V + 1, (B, T)) for s in ("train", "test")}
-    ids["train"][:, -2:] = -1                                        # padding: cut to the shortest document
-    labels = {s: {"identity": v} for s, v in ids.items()}
-    held = {s: np.eye(V + 1)[np.roll(np.maximum(v, 0), 2, axis=1)][:, :, None, :] for s, v in ids.items()}  # (B, T, 1, V+1)
-    noise = {s: rng.normal(size=(B, T, 1, 4)) for s in ids}
-    cfg = LagOracleConfig(hidden=16, layers=1, max_steps=150, min_steps=0, eval_every=10, patience=3, val_sequences=8)
-    kept, lost = bank_oracle(held, labels, V + 1, 2, cfg, 0), bank_oracle(noise, labels, V + 1, 2, cfg, 0)
-    assert kept["accuracy"] > 0.9 and lost["accuracy"] < 0.35 and 0.15 < lost["chance"] < 0.35
-    assert bank_oracle(held, labels, V + 1, -1, cfg, 0) == {}

@@ -26,6 +26,7 @@ Deterministic per seed (``numpy.random.default_rng([seed, 23, grammar index])``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,8 @@ class AgreementSet:
         label: per sentence, the subject's number (0 singular, 1 plural).
         attractors: per sentence, ``k``, how many stack nouns have the other number.
         depth: per sentence, ``d``, the number of stacked relatives.
+        numbers: per sentence, the numbers of its nouns ``N0`` (the subject) .. ``Nd`` (0 singular,
+            1 plural), for the surface heuristics (:func:`heuristic_answers`).
     """
 
     grammar: str
@@ -58,6 +61,7 @@ class AgreementSet:
     label: list[int] = field(default_factory=list)
     attractors: list[int] = field(default_factory=list)
     depth: list[int] = field(default_factory=list)
+    numbers: list[list[int]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -99,13 +103,15 @@ def _verb(rng, lex, plural: bool, classes=("v_action", "v_psych")) -> str:
     return plural_verb(w) if plural else w
 
 
-def agreement_set(grammar: str, n_sentences: int, seed: int, depth: int = 3, adj_p: float = 0.3,
+def agreement_set(grammar: str, n_sentences: int, seed: int, depth: int | Sequence[int] = 3, adj_p: float = 0.3,
                   degree_p: float = 0.3) -> AgreementSet:
     """``n_sentences`` agreement sentences of ``grammar``'s vocabulary (see the module docstring).
 
     Args:
         grammar: ``"A"`` or ``"B"``. n_sentences: how many (>= 0). seed: the random seed.
-        depth: the stack's size (1..6 relatives); ``k`` runs 0..``depth``.
+        depth: the stack's size (1..6 relatives), or several sizes: each sentence's is then drawn
+            uniformly from them, so that the subject is not at a fixed distance from the prediction
+            point (a fixed bank could read it by position); ``k`` runs 0..``d``.
         adj_p, degree_p: P(adjective) per noun phrase and P('very' | adjective).
 
     Raises:
@@ -115,8 +121,9 @@ def agreement_set(grammar: str, n_sentences: int, seed: int, depth: int = 3, adj
     check_grammar(grammar)
     if n_sentences < 0:
         raise ValueError(f"n_sentences must be >= 0, got {n_sentences}")
-    if not 1 <= depth <= 6:
-        raise ValueError(f"depth must be in 1..6, got {depth}")
+    depths = [int(depth)] if isinstance(depth, (int, np.integer)) else [int(d) for d in depth]
+    if not depths or not all(1 <= d <= 6 for d in depths):
+        raise ValueError(f"depth must be in 1..6 (or a non-empty list of such), got {depth}")
     for name, p in (("adj_p", adj_p), ("degree_p", degree_p)):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
@@ -124,7 +131,7 @@ def agreement_set(grammar: str, n_sentences: int, seed: int, depth: int = 3, adj
     rng = np.random.default_rng([seed, 23, GRAMMARS.index(grammar)])
     out = AgreementSet(grammar)
     for _ in range(n_sentences):
-        d = depth
+        d = depths[0] if len(depths) == 1 else int(rng.choice(depths))
         numbers = (rng.random(d + 1) < 0.5).tolist()              # N0 (the subject), N1..Nd: fair coins
         subj = numbers[0]
         k = sum(n != subj for n in numbers[1:])
@@ -144,4 +151,31 @@ def agreement_set(grammar: str, n_sentences: int, seed: int, depth: int = 3, adj
         out.label.append(int(subj))
         out.attractors.append(k)
         out.depth.append(d)
+        out.numbers.append([int(n) for n in numbers])
     return out
+
+
+HEURISTICS: tuple[str, ...] = ("nearest_noun", "majority_number")
+"""Surface readers of the subject's number that use no structure (the negative controls)."""
+
+
+def heuristic_answers(data: AgreementSet, heuristic: str) -> np.ndarray:
+    """``(n_sentences,)`` the subject's number as a surface heuristic guesses it from the nouns before the
+    prediction point: ``"nearest_noun"``, the number of the last noun (``Nd``, the innermost of the
+    stack; Linzen et al. 2016's attractor heuristic), or ``"majority_number"``, the more frequent number
+    among ``N0 .. Nd`` (ties: the nearest noun's). Both fail as attractors pile up, and neither can
+    be right at ``k = d`` (every stack noun an attractor; our design).
+
+    Raises:
+        ValueError: an unknown heuristic.
+    """
+    if heuristic not in HEURISTICS:
+        raise ValueError(f"unknown heuristic {heuristic!r}; allowed: {', '.join(HEURISTICS)}")
+    out = []
+    for nums in data.numbers:
+        if heuristic == "nearest_noun":
+            out.append(nums[-1])
+        else:
+            ones = sum(nums)
+            out.append(nums[-1] if 2 * ones == len(nums) else int(2 * ones > len(nums)))
+    return np.asarray(out, dtype=np.int64)

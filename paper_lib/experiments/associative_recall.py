@@ -385,8 +385,8 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
     ``recall_drop_transformer`` and ``recall_drop_spen``: accuracy at the smallest ``N`` minus at the
     largest, per seed; ``recall_baseline_<N>``: the keys-ignored baseline ``chance`` (one number,
     exact on the test sequences); ``recall_state_gru``, ``recall_state_spen`` and
-    ``recall_state_spen_selective`` (traces plus its learned state): numbers of state per sequence
-    (:func:`state_size`).
+    ``recall_state_spen_selective`` (traces plus its learned state) and ``recall_state_oracle`` (one
+    bank): numbers of state per sequence (:func:`state_size`).
     """
     d = by_pairs[by_pairs.d_model == s.d_model]
     hard = max(s.n_pairs)
@@ -408,4 +408,6 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
     m["recall_state_gru"], m["recall_state_spen"] = [state_size("gru", s)], [state_size("spen_linear", s)]
     if "spen_selective" in s.models:
         m["recall_state_spen_selective"] = [state_size("spen_selective", s)]
+    if ORACLE in s.models:
+        m["recall_state_oracle"] = [state_size(ORACLE, s)]
     return {k: v for k, v in m.items() if v}

@@ -12,14 +12,15 @@ Gaussian, ``d_model`` wide): tokens of a class share a direction, as learned emb
 role do. A fixed EMA trace bank (:func:`paper_lib.ema.ema_traces`) of ``S`` rates holds ``S x
 d_model`` numbers; a linear probe (:func:`paper_lib.probes.lag_decodability`) reads the token and
 its class at lag ``k`` from it. The learned state of equal size is a GRU with ``S x d_model``
-numbers reading the same inputs, trained to output the token and its class at every lag of the
-grid (:class:`paper_lib.models.gru.LagReaderGRU`), then probed the same way; the second learned
-state of that size is a selective scan (input-dependent decay, Mamba's recurrence in the selective
-EMA form: :class:`paper_lib.models.scan_reader.LagReaderScan`), trained and probed alike. Decodability is
+numbers reading the same inputs, trained to output the token and its class at the grid's lags up to
+``learned_max_lag`` (:class:`paper_lib.models.gru.LagReaderGRU`) until its held-out accuracy is
+flat, then read by the same probe and by its own heads; the second learned state of that size is a
+selective scan (input-dependent decay, Mamba's recurrence in the selective EMA form:
+:class:`paper_lib.models.scan_reader.LagReaderScan`), trained and read alike. Decodability is
 ``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect).
 
-Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the six residual rules). The
-seeds of one (arm, depth, width) are trained side by side as independent copies.
+Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the seven residual rules),
+trained to a criterion by :mod:`paper_lib.depth_runs`.
 
 Every job (one state, vocabulary and seed of panel A; one arm, depth and width of panel B) seeds
 itself and runs on one thread, so ``workers`` processes run them at once
@@ -34,8 +35,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..depth_runs import depth_final, depth_metrics, run_depth, run_depth_map  # noqa: F401  (panel B)
 from ..ema import PAPER_ALPHAS, ema_traces, rates_setting
-from ..models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
+from ..models.depth_probe import ARMS
 from ..models.gru import LagReaderGRU
 from ..models.scan_reader import LagReaderScan
 from ..oracle import LagOracleConfig, fit_lag_oracle
@@ -47,7 +49,6 @@ from ..profile_settings import PROFILE_SETTINGS
 RULE_LAG, RULE_RATIO = 2, 16
 """The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
 vocabulary / width = 16 (superposition: 16 tokens per dimension of one trace)."""
-EVAL_SEED = 99_991
 LEARNED_STATES: tuple[str, ...] = ("gru", "scan")
 """Panel A's learned states of the fixed bank's size: a GRU (gated recurrence) and a selective scan."""
 
@@ -70,16 +71,22 @@ class Settings:
     test_sequences: int = setting(32, low=1)        # probe-test sequences
     ridge: float = setting(1.0, low=0.0)            # L2 of the least-squares probe
     learned_states: tuple[str, ...] = LEARNED_STATES  # learned states of equal size (gru, scan)
-    gru_vocab_sizes: tuple[int, ...] = (4, 16, 256)  # vocabularies the learned states are trained at (cpu budget)
-    gru_seeds: tuple[int, ...] = (0, 1)             # seeds of the learned states (a subset of seeds: the cpu budget)
-    gru_steps: int = setting(150, low=1)            # optimiser steps per learned state (GRU and scan alike)
+    gru_vocab_sizes: tuple[int, ...] = (16, 64, 256)  # vocabularies of the learned states (vocab / width 1, 4, 16)
+    gru_seeds: tuple[int, ...] = (0, 1, 2)          # seeds of the learned states (a subset of seeds)
+    learned_max_lag: int = setting(8, low=1)        # the learned states keep the lags of the grid up to this (tokens)
+    gru_steps: int = setting(2000, low=1)           # optimiser steps per learned state at most (GRU and scan alike)
+    gru_eval_every: int = setting(50, low=1)        # steps between validation checks
+    gru_patience: int = setting(4, low=1)           # checks without a gain before stopping (a plateau)
+    gru_min_gain: float = setting(0.005, low=0.0)   # what counts as a gain: mean held-out accuracy of the heads
+    gru_min_steps: int = setting(300, low=0)        # steps before a check may count as stale
+    gru_val_sequences: int = setting(16, low=1)     # held-out sequences of the validation split
     gru_batch: int = setting(16, low=1)             # sequences per step
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
-    oracle_banks: tuple[str, ...] = ("paper", "slow")  # banks the oracle reads (names of banks)
-    oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): those up to the rule's ratio
+    oracle_banks: tuple[str, ...] = ("paper",)     # banks the oracle reads (names of banks; the cpu budget)
+    oracle_vocab_sizes: tuple[int, ...] = ()        # vocabularies of the oracle; (): the learned states' up to the rule's
     oracle_map_seeds: tuple[int, ...] = ()          # the oracle's seeds away from the rule's cell; (): the first seed
     # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
-    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=2000,
+    oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=3000,
                                                                              min_steps=1000, patience=12))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
@@ -87,7 +94,11 @@ class Settings:
     widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
     n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
     n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
-    depth_steps: int = setting(1600, low=1)         # optimiser steps per run
+    depth_steps: int = setting(6000, low=1)         # optimiser steps per run at most
+    depth_criterion: float = setting(0.9, low=0.0, high=1.0)  # min(copy, state) accuracy a seed must reach
+    depth_patience: int = setting(2000, low=0)      # steps without a gain before a seed short of it stops (0: never)
+    depth_min_gain: float = setting(0.03, low=0.0)  # what counts as a gain: min(copy, state) accuracy
+    gate_bias: float = setting(-3.0)                # start of the carry gates' bias (highway, static)
     depth_batch: int = setting(64, low=1)           # examples per step
     depth_lr: float = setting(3e-3, low=0.0)        # Adam
     eval_every: int = setting(100, low=1)           # steps between points of the learning curves
@@ -122,10 +133,12 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
 
 # --------------------------------------------------------------------------- panel A: time
 
-def sample_tokens(s: Settings, vocab_size: int, n_seq: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(tokens (n_seq, T) int64, classes (n_seq, T))`` with ``T = max(lags) + scored_positions``."""
+def sample_tokens(s: Settings, vocab_size: int, n_seq: int, seed: int,
+                  max_lag: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(tokens (n_seq, T) int64, classes (n_seq, T))`` with ``T = max_lag + scored_positions``
+    (``max_lag``: default ``max(lags)``; the learned states train at ``max(learned_lags(s))``)."""
     g = torch.Generator().manual_seed(int(seed))
-    tok = torch.randint(0, vocab_size, (n_seq, max(s.lags) + s.scored_positions), generator=g)
+    tok = torch.randint(0, vocab_size, (n_seq, (max_lag or max(s.lags)) + s.scored_positions), generator=g)
     return tok, tok % s.n_classes
 
 
@@ -167,10 +180,28 @@ def time_map_bank(s: Settings, V: int, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True).assign(vocab_size=V, ratio=V / s.d_model, seed=seed)
 
 
-def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> LagReaderGRU:
+def learned_lags(s: Settings) -> tuple[int, ...]:
+    """The lags the learned states are trained to keep: those of ``lags`` up to ``learned_max_lag``
+    (the smallest lag at least). A learned state of this size keeps no token identity beyond lag 8
+    at vocabulary / width 1 or more, so longer lags only slow its training (our design)."""
+    return tuple(k for k in s.lags if k <= s.learned_max_lag) or (min(s.lags),)
+
+
+def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagReaderGRU, int]:
     """The learned state ``kind`` (``gru`` or ``scan``, :data:`LEARNED_STATES`) of equal size
     (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences (the same batches
-    for both kinds).
+    for both kinds) to output the token and its class at every lag of :func:`learned_lags`, and
+    early-stopped on a held-out split.
+
+    Every ``gru_eval_every`` steps the mean accuracy of its heads at the lags up to the report
+    row's (:data:`RULE_LAG`: what the row reads) on ``gru_val_sequences`` held-out sequences is read;
+    the weights of the best are kept, and training stops after ``gru_patience`` checks without a
+    gain of ``gru_min_gain`` (none counts before ``gru_min_steps``), or at ``gru_steps``. A state
+    that runs all ``gru_steps`` was still improving (not converged); the longer lags' heads may
+    still be learning where it stops. Our design: the paper is silent.
+
+    Returns:
+        the model (its best weights) and the steps it ran.
 
     Raises:
         ValueError: an unknown ``kind``.
@@ -181,26 +212,51 @@ def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> LagReaderGRU
     E = embeddings(s, V, seed)
     S = len(s.banks["paper"]) if "paper" in s.banks else len(next(iter(s.banks.values())))
     cls = LagReaderGRU if kind == "gru" else LagReaderScan
-    model = cls(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, s.lags)
+    lags = learned_lags(s)
+    model = cls(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, lags)
     opt = torch.optim.Adam(model.parameters(), lr=s.gru_lr)
-    for step in range(s.gru_steps):
-        tok, cls = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step)
-        loss = model.loss(E[tok], {"identity": tok, "structure": cls}, max(s.lags))
+    vtok, vcls = sample_tokens(s, V, s.gru_val_sequences, 8_000_000 + 10_000 * seed + 10 * V, max(lags))
+    stop_lag = max([k for k in lags if k <= RULE_LAG] or [min(lags)])
+    best, best_state, stale, step = -1.0, None, 0, 0
+    for step in range(1, s.gru_steps + 1):
+        tok, cls_ = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step, max(lags))
         opt.zero_grad()
-        loss.backward()
+        model.loss(E[tok], {"identity": tok, "structure": cls_}, max(lags)).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-    return model
+        if step % s.gru_eval_every == 0 or step == s.gru_steps:
+            accs = model.head_accuracy(E[vtok], {"identity": vtok, "structure": vcls}, max(lags))
+            acc = float(np.mean([a for (_, k), a in accs.items() if k <= stop_lag]))
+            if acc >= best + s.gru_min_gain or best_state is None:
+                best, best_state, stale = acc, {k: v.clone() for k, v in model.state_dict().items()}, 0
+            elif step >= s.gru_min_steps:
+                stale += 1
+            if stale >= s.gru_patience:
+                break
+    model.load_state_dict(best_state)
+    return model, step
 
 
 def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFrame:
-    """As :func:`time_map_bank` for the trained learned state ``kind`` (``state`` = ``"gru"`` or ``"scan"``)."""
+    """As :func:`time_map_bank` for the trained learned state ``kind``: ``state`` = ``"gru"`` or
+    ``"scan"`` (its state read by the linear probe, every lag) and ``"<kind>_heads"`` (read by its
+    own trained heads, the lags of :func:`learned_lags`; chance: the test labels' most frequent
+    share), with ``steps`` (the steps it ran before early stopping, :func:`train_gru`)."""
     _, data = _data(s, V, seed)
-    model = train_gru(s, V, seed, kind)
+    model, steps = train_gru(s, V, seed, kind)
     with torch.no_grad():
         states = {sp: model.states(x).numpy() for sp, (x, _) in data.items()}
     df = _probe(s, states, {sp: lab for sp, (_, lab) in data.items()})
-    return df.assign(state=kind, vocab_size=V, ratio=V / s.d_model, seed=seed)
+    x_test, lab = data["test"]
+    lab = {t: torch.from_numpy(v) for t, v in lab.items()}
+    acc = model.head_accuracy(x_test, lab, max(s.lags))
+    heads = pd.DataFrame([{"target": t, "lag": k, "accuracy": a, "n_test": x_test.shape[0] * s.scored_positions,
+                           "chance": float(torch.bincount(lab[t][:, max(s.lags) - k: lab[t].shape[1] - k].flatten())
+                                           .max()) / (x_test.shape[0] * s.scored_positions)}
+                          for (t, k), a in acc.items()])
+    heads["decodability"] = ((heads.accuracy - heads.chance) / (1 - heads.chance)).clip(lower=-1)
+    return pd.concat([df.assign(state=kind), heads.assign(state=f"{kind}_heads")],
+                     ignore_index=True).assign(vocab_size=V, ratio=V / s.d_model, seed=seed, steps=steps)
 
 
 def _time_job(s: Settings, kind: str, V: int, seed: int) -> pd.DataFrame:
@@ -229,12 +285,12 @@ def time_jobs(s: Settings) -> list[tuple[str, int, int]]:
 def _time_cost(job: tuple) -> float:
     """Seconds of one panel A job on one core of a 2-core Xeon at the cpu sizes (measured once:
     an identity oracle 28 s at vocabulary 4, 67 s at 256, 183 s at 1024 before stopped readers were
-    skipped, 48 s at 256 after; a structure oracle 23-31 s; a GRU 9 s, a scan 4 s, a bank 1 s):
-    only the order matters."""
+    skipped, 48 s at 256 after; a structure oracle 23-31 s; a GRU up to 60 s and a scan up to 35 s
+    at vocabulary 256 and 2,000 steps, a bank 1 s): only the order matters."""
     _, kind, V, _ = job
     if kind.startswith("oracle_"):
         return 20 + 0.11 * V if kind.endswith("_identity") else 23
-    return {"gru": 9, "scan": 4}.get(kind, 1)
+    return {"gru": 40, "scan": 30}.get(kind, 1)
 
 
 def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
@@ -250,9 +306,11 @@ def rule_vocab_size(s: Settings) -> int:
 
 
 def oracle_vocab_sizes(s: Settings) -> tuple[int, ...]:
-    """The vocabularies the oracle runs at: ``oracle_vocab_sizes``, or every one of ``vocab_sizes`` up to
-    the rule's (:func:`rule_vocab_size`; an identity reader's cost grows with the vocabulary)."""
-    return tuple(s.oracle_vocab_sizes) or tuple(V for V in s.vocab_sizes if V <= rule_vocab_size(s))
+    """The vocabularies the oracle runs at: ``oracle_vocab_sizes``, or those of the learned states
+    (``gru_vocab_sizes``) up to the rule's, and the rule's (:func:`rule_vocab_size`; an identity reader's cost grows with the vocabulary)."""
+    V_rule = rule_vocab_size(s)
+    return tuple(s.oracle_vocab_sizes) or tuple(V for V in s.vocab_sizes if V <= V_rule
+                                                 and (V in s.gru_vocab_sizes or V == V_rule))
 
 
 def oracle_map_seeds(s: Settings) -> tuple[int, ...]:
@@ -312,20 +370,34 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
     report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
     paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
-    ``time_oracle_converged`` (1 per seed where that oracle stopped on a plateau before
-    ``oracle.max_steps``, 0 where it was still improving: its accuracy is then a lower bound)."""
+    ``time_oracle_converged`` (1 per seed where that oracle's identity and structure readers both
+    stopped on a plateau before ``oracle.max_steps``, 0 where one was still improving: its accuracy
+    is then a lower bound);
+    ``time_<target>_gru_heads`` and ``time_<target>_scan_heads`` (the learned states read by their
+    own trained heads: the contrast of the report row); ``time_identity_oracle_far`` (that oracle's identity at the largest lag: the negative control,
+    where the traces weigh the token least), ``time_converged_<state>`` (1 per seed where the
+    learned state at the rule's cell stopped on a plateau of its held-out accuracy, 0 where it was
+    still improving at ``gru_steps``) and ``time_steps_<state>`` (the steps each ran)."""
     ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
     for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan"), ("oracle_paper", "oracle"),
-                         ("oracle_slow", "oracle_slow")):
+                         ("oracle_slow", "oracle_slow"), ("gru_heads", "gru_heads"), ("scan_heads", "scan_heads")):
         for target in ("identity", "structure"):
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):
                 out[f"time_{target}_{short}"] = d.sort_values("seed").decodability.tolist()
-    cell = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == lag) & (df.ratio == ratio)]
-    if len(cell):  # 1 where the oracle's identity reader stopped on a plateau, 0 where it ran out of steps
-        out["time_oracle_converged"] = (cell.sort_values("seed").steps < s.oracle.max_steps).astype(float).tolist()
+    cell = df[(df.state == "oracle_paper") & (df.lag == lag) & (df.ratio == ratio)]
+    if len(cell):  # 1 where both the identity and the structure reader stopped on a plateau, 0 where one ran out
+        out["time_oracle_converged"] = (cell.groupby("seed").steps.max() < s.oracle.max_steps).astype(float).tolist()
+    far = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == max(s.lags)) & (df.ratio == ratio)]
+    if len(far):  # the negative control: the oracle where the traces weigh the token least
+        out["time_identity_oracle_far"] = far.sort_values("seed").decodability.tolist()
+    runs = df[df.state.isin(LEARNED_STATES) & (df.ratio == ratio) & (df.lag == lag) & (df.target == "identity")]
+    for state, g in runs.groupby("state"):  # 1 per seed that stopped on a plateau of its held-out accuracy
+        g = g.sort_values("seed")
+        out[f"time_steps_{state}"] = g.steps.astype(float).tolist()
+        out[f"time_converged_{state}"] = (g.steps < s.gru_steps).astype(float).tolist()
     for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan")):
         mine = df[(df.state == state) & (df.target == "identity")]
         if len(mine):
@@ -343,70 +415,3 @@ def boundary_ratios(df: pd.DataFrame, levels: tuple[float, ...] = (0.5, 0.1)) ->
     for level in levels:
         out[f"ratio_at_{level:g}"] = m[m.decodability >= level].groupby(["state", "target", "lag"]).ratio.max()
     return out.reset_index()
-
-
-# --------------------------------------------------------------------------- panel B: depth
-
-def _depth_batch(s: Settings, L: int, G: int, B: int, table: torch.Tensor, g: torch.Generator):
-    x0 = torch.randint(0, s.n_states, (G, B), generator=g)
-    a = torch.randint(0, s.n_inputs, (G, B, L), generator=g)
-    return x0, a, chain_states(x0.flatten(), a.flatten(0, 1), table).view(G, B, L)
-
-
-@torch.no_grad()
-def _evaluate(model: DepthProbe, batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    x0, a, st = batch
-    logits, copy = model(x0, a)
-    state_acc = (logits.argmax(-1) == st).float().mean(1)                # (G, L)
-    return (copy.argmax(-1) == x0).float().mean(1).numpy(), state_acc[:, -1].numpy(), state_acc.mean(1).numpy()
-
-
-def run_depth(s: Settings, arm: str, L: int, d_model: int) -> pd.DataFrame:
-    """Train one (arm, depth, width) at every seed (independent copies side by side); the
-    learning curve on held-out examples: ``arm, n_layer, d_model, seed, step, copy_acc,
-    state_acc`` (the state at the top layer) and ``state_acc_mean`` (over layers)."""
-    G = len(s.seeds)
-    table = chain_table(s.n_states, s.n_inputs, 0)                     # one task for every arm and seed
-    model = DepthProbe(arm, L, d_model, n_x0=s.n_states, n_inputs=s.n_inputs, n_states=s.n_states, n_models=G,
-                       seeds=[1000 * sd + L for sd in s.seeds])
-    opt = torch.optim.Adam(model.parameters(), lr=s.depth_lr)
-    g = torch.Generator().manual_seed(17 * L + d_model)            # the same batches for every arm
-    held = _depth_batch(s, L, G, s.eval_examples, table, torch.Generator().manual_seed(EVAL_SEED + L))
-    rows = []
-
-    def record(step):
-        c, st, sm = _evaluate(model, held)
-        rows.extend({"arm": arm, "n_layer": L, "d_model": d_model, "seed": sd, "step": step, "copy_acc": float(c[i]),
-                     "state_acc": float(st[i]), "state_acc_mean": float(sm[i])} for i, sd in enumerate(s.seeds))
-
-    record(0)
-    for step in range(1, s.depth_steps + 1):
-        loss = model.loss(*_depth_batch(s, L, G, s.depth_batch, table, g))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if step % s.eval_every == 0 or step == s.depth_steps:
-            record(step)
-    return pd.DataFrame(rows)
-
-
-def run_depth_map(s: Settings, progress=None) -> pd.DataFrame:
-    """:func:`run_depth` at every (width, depth, arm) in ``s.workers`` processes (the deepest
-    first; rows in (width, depth, arm) order). ``progress``: a tqdm bar advanced per run."""
-    runs = [(s, arm, L, d) for d in s.widths for L in s.depths for arm in s.arms]
-    return pd.concat(parallel_map(run_depth, runs, workers=s.workers, progress=progress is not None, bar=progress,
-                                  cost=lambda run: run[2] * (run[3] + 16)), ignore_index=True)   # cost ~ L (d + 16)
-
-
-def depth_metrics(curves: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
-    """Per-seed panel B metrics at the last step and the headline width (the last of ``widths``):
-    ``depth_copy_acc_<arm>_<L>``, ``depth_state_acc_<arm>_<L>`` and ``depth_both_acc_<arm>_<L>``
-    (the smaller of the two per seed: a stream that keeps both the first token and the current state)."""
-    last = curves[(curves.step == curves.step.max()) & (curves.d_model == s.widths[-1])]
-    out: dict[str, list[float]] = {}
-    for (arm, L), d in last.groupby(["arm", "n_layer"]):
-        d = d.sort_values("seed")
-        out[f"depth_copy_acc_{arm}_{L}"] = d.copy_acc.tolist()
-        out[f"depth_state_acc_{arm}_{L}"] = d.state_acc.tolist()
-        out[f"depth_both_acc_{arm}_{L}"] = np.minimum(d.copy_acc, d.state_acc).tolist()
-    return out

@@ -155,17 +155,21 @@ def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammar
 
 
 def plot_lag(lag: pd.DataFrame, profile: str):
-    """Lag-decodability curves, identity and role panels, mean and 95% CI over seeds."""
+    """Lag-decodability curves, identity and role panels, mean and 95% CI over seeds: each EMA rate alone
+    in blues, the whole bank in black, the GRU dashed red, the bank's closed-form decoder (identity only) green."""
     states = list(dict.fromkeys(lag.state))
-    blues = sns.color_palette("Blues", max(len(states) - 2, 1) + 1)[1:]
-    colors = dict(zip(states[:-2], blues, strict=False)) | {states[-2]: "black", states[-1]: "tab:red"}
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.6), sharex=True)
+    fixed = {"EMA bank (all alphas)": "black", "GRU language model": "tab:red", "EMA bank, closed-form decoder": "tab:green"}
+    rates = [st for st in states if st not in fixed]
+    colors = dict(zip(rates, sns.color_palette("Blues", len(rates) + 1)[1:], strict=True)) | fixed
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.8), sharex=True)
     for ax, target in zip(axes, ["identity", "role"], strict=True):
         d = lag[lag.target == target]
         for st in states:
             m = d[d.state == st].groupby("lag").accuracy.agg(["mean", "std", "count"])
+            if m.empty:
+                continue
             half = 1.96 * m["std"].fillna(0) / np.sqrt(m["count"])
-            bold = st.startswith(("EMA bank", "GRU"))
+            bold = st in fixed
             ax.plot(m.index, m["mean"], "--" if st.startswith("GRU") else "-", color=colors[st], lw=2.5 if bold else 1.3,
                     marker="o", ms=3, label=f"{st} ({int(d[d.state == st].width.iloc[0])} dims)")
             ax.fill_between(m.index, m["mean"] - half, m["mean"] + half, color=colors[st], alpha=0.15)
@@ -174,9 +178,35 @@ def plot_lag(lag: pd.DataFrame, profile: str):
         ax.set_ylabel(f"held-out accuracy of the {target} at t - k")
         ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
         ax.set_ylim(0, 1.02)
-    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past,\nagainst a learned GRU state of the same width")
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width\n"
+                 "(linear probes; the bank's closed-form decoder in green)")
     stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
-    legend_below(fig, axes[1], ncol=2)
+    legend_below(fig, axes[0], ncol=2)
+    return fig
+
+
+def plot_oracle_convergence(history: pd.DataFrame, labels: Mapping[str, str], profile: str):
+    """The lag oracle's convergence curves: per lag (columns), the loss on fresh batches (top, nats per
+    position, log scale) and the held-out accuracy (bottom) against the fresh documents read, one line per
+    (state, seed); a line that ends before the last step stopped on a plateau."""
+    lags = sorted(history.lag.unique())
+    colors = dict(zip(labels, ["black", "tab:red", "tab:gray"], strict=False))
+    fig, axes = plt.subplots(2, len(lags), figsize=(min(3.2 * len(lags) + 0.8, 10.4), 6.4), sharex=True, squeeze=False)
+    for j, k in enumerate(lags):
+        for (state, seed), d in history[history.lag == k].groupby(["state", "seed"]):
+            kw = {"color": colors.get(state, "tab:blue"), "lw": 1.2, "alpha": 0.8}
+            first = seed == history.seed.min()
+            axes[0, j].plot(d.documents, d.train_loss, label=labels.get(state, state) if first else None, **kw)
+            axes[1, j].plot(d.documents, d.val_acc, **kw)
+        axes[0, j].set_yscale("log")
+        axes[0, j].set_title(f"the word {k} back")
+        axes[1, j].set_xlabel("fresh documents read")
+        axes[1, j].set_ylim(0, 1.02)
+    axes[0, 0].set_ylabel("loss on fresh batches\n(nats per position)")
+    axes[1, 0].set_ylabel("held-out accuracy")
+    fig.suptitle("The lag oracle fed fresh documents: does its loss go flat?")
+    stamp(fig, profile, history.seed.nunique(), note="one line per seed")
+    legend_below(fig, axes[0, -1], ncol=3)
     return fig
 
 
@@ -256,7 +286,8 @@ def plot_by_number(acc: pd.DataFrame, x: str, labels: Mapping[str, str], profile
                   order=xs, errorbar=("ci", 95), n_boot=200, seed=0, ax=ax, dodge=0.25)
     if "n" in d:                                            # items per seed under each group: few items, wide CIs
         per = d.groupby(x).n.mean()
-        ax.set_xticks(range(len(xs)), [f"{v}\n({per[v]:.0f} items/seed)" for v in xs])
+        ax.set_xticks(range(len(xs)), [f"{v}\n({per[v]:.0f})" for v in xs])
+        xlabel += " (items per seed)"
     if isinstance(chance, Mapping):
         ax.plot(range(len(xs)), [chance[v] for v in xs], ":", color="gray", drawstyle="steps-mid", label=chance_label)
     else:

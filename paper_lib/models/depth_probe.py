@@ -19,7 +19,14 @@ read ``s_l = T[s_{l-1}, a_l]`` (a fixed random table) from ``LN(h_l)``, and a co
   ``w_{l,l} = 1`` (the plain residual at init); the weights do not depend on the input
 - ``gate``:    ``h_l = h + g * u`` with ``g = sigmoid(W [n_l, e(a_l)] + b)`` (a write gate: can add
   less, cannot forget)
-- ``highway``: ``h_l = (1 - g) h + g u`` (GRU/highway style: can forget as well as write)
+- ``highway``: ``h_l = (1 - g) h + g u`` with ``g = sigmoid(W [n_l, e(a_l)] + b)`` (GRU/highway
+  style: can forget as well as write); ``b`` starts at ``gate_bias`` (default -3, so ``g`` starts
+  near 0.05 and the block carries the stream: the carry-biased start of Highway networks,
+  Srivastava et al., 2015). At ``b = 0`` the highway starts as the ``decay`` arm (``g = 0.5``), whose
+  gradient to ``x0`` through L blocks is ``0.5^L``
+- ``static``: ``h_l = (1 - g_l) h + g_l u`` with ``g_l = sigmoid(b_l)`` learned per layer and
+  channel, the same start as ``highway`` but **the same for every input**: the control that says
+  whether the highway's input-dependence or its learned carry does the work
 - ``lnscale``: ``h_l = h + u`` with the block's normalised input scaled by a fixed ``1/sqrt(l)``
   ("The Curse of Depth", Sun et al., 2025): a fixed rescaling, the control that can make
   "only learned selection avoids dilution" false in depth
@@ -35,14 +42,18 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-ARMS: tuple[str, ...] = ("plain", "decay", "dwa", "gate", "highway", "lnscale")
+ARMS: tuple[str, ...] = ("plain", "decay", "dwa", "gate", "highway", "static", "lnscale")
 """The residual rules of panel B, in the order the notebook shows them."""
 FIXED_ARMS: tuple[str, ...] = ("plain", "decay", "lnscale")
 """Arms whose accumulation coefficients are fixed (``lnscale``: fixed, but rescaled by depth)."""
-LEARNED_ARMS: tuple[str, ...] = ("dwa", "gate", "highway")
-"""Arms whose coefficients are learned (``dwa``: input-independent; ``gate``/``highway``: input-dependent)."""
+LEARNED_ARMS: tuple[str, ...] = ("dwa", "gate", "highway", "static")
+"""Arms whose coefficients are learned (``dwa``, ``static``: input-independent; ``gate``, ``highway``: input-dependent)."""
 INPUT_DEPENDENT_ARMS: tuple[str, ...] = ("gate", "highway")
 """Learned arms whose coefficients depend on the input (the paper's "learned, input-dependent selection")."""
+CARRY_GATED_ARMS: tuple[str, ...] = ("highway", "static")
+"""Arms whose gate sets how much of the stream is carried; their gate bias starts at ``gate_bias``."""
+GATE_BIAS = -3.0
+"""The carry-biased start of the carry gates (Highway networks' -1 to -3): ``g = sigmoid(-3) = 0.047``."""
 
 
 def chain_table(n_states: int, n_inputs: int, seed: int) -> Tensor:
@@ -75,6 +86,8 @@ class DepthProbe(nn.Module):
         d_ff: hidden units of each block's MLP (default ``2 * d_model``).
         n_models: G independent copies; inputs then carry a leading ``G`` axis.
         seeds: one initialisation seed per copy (default ``0..G-1``).
+        gate_bias: the start of the carry gates' bias (:data:`CARRY_GATED_ARMS`; the write gate of
+            ``gate`` keeps PyTorch's default start, since it carries the whole stream at any ``g``).
 
     The LayerNorms have no learned gain or bias (our simplification). Linear layers are
     initialised uniform in ``+-1/sqrt(fan_in)`` (PyTorch's default bound), embeddings N(0, 1).
@@ -84,7 +97,8 @@ class DepthProbe(nn.Module):
     """
 
     def __init__(self, arm: str, n_layer: int, d_model: int, n_x0: int = 16, n_inputs: int = 16,
-                 n_states: int = 16, d_ff: int | None = None, n_models: int = 1, seeds=None):
+                 n_states: int = 16, d_ff: int | None = None, n_models: int = 1, seeds=None,
+                 gate_bias: float = GATE_BIAS):
         super().__init__()
         if arm not in ARMS:
             raise ValueError(f"unknown arm {arm!r}; allowed: {', '.join(ARMS)}")
@@ -105,6 +119,8 @@ class DepthProbe(nn.Module):
                  "copy_w": _init(g, d, n_x0, fan_in=d), "copy_b": _init(g, n_x0, fan_in=d)}
             if arm in ("gate", "highway"):
                 p["gate_w"], p["gate_b"] = _init(g, L, 2 * d, d, fan_in=2 * d), _init(g, L, d, fan_in=2 * d)
+            if arm in CARRY_GATED_ARMS:
+                p["gate_b"] = torch.full((L, d), float(gate_bias))
             for k, v in p.items():
                 parts.setdefault(k, []).append(v)
         for k, v in parts.items():
@@ -137,6 +153,9 @@ class DepthProbe(nn.Module):
                 h = h + torch.sigmoid(torch.baddbmm(self.gate_b[:, i, None], z, self.gate_w[:, i])) * u
             elif self.arm == "highway":
                 g = torch.sigmoid(torch.baddbmm(self.gate_b[:, i, None], z, self.gate_w[:, i]))
+                h = (1 - g) * h + g * u
+            elif self.arm == "static":
+                g = torch.sigmoid(self.gate_b[:, i, None])                # (G, 1, d): one gate for every input
                 h = (1 - g) * h + g * u
             else:  # dwa
                 ys.append(h + u)

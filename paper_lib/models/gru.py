@@ -336,6 +336,14 @@ class LagReaderGRU(nn.Module):
         """``(B, T, d_state)`` states of inputs ``x`` ``(B, T, d_input)``."""
         return self.rnn(x)[0]
 
+    @torch.no_grad()
+    def head_accuracy(self, x: Tensor, labels: dict[str, Tensor], min_pos: int) -> dict[tuple[str, int], float]:
+        """``{(target, lag): accuracy}`` of the trained heads on inputs ``x`` ``(B, T, d_input)`` at
+        positions ``t >= min_pos`` (``labels``: ``(B, T)`` int64 per target; needs ``min_pos >= max(lags)``)."""
+        h, T = self.states(x)[:, min_pos:], x.shape[1]
+        return {(t, k): float((self.heads[f"{t}_{k}"](h).argmax(-1) == y[:, min_pos - k: T - k]).float().mean())
+                for t, y in labels.items() for k in self.lags}
+
     def loss(self, x: Tensor, labels: dict[str, Tensor], min_pos: int) -> Tensor:
         """Mean cross-entropy over targets, lags and positions ``t >= min_pos`` (needs ``min_pos >= max(lags)``)."""
         h = self.states(x)[:, min_pos:]

@@ -95,3 +95,9 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
     finally:
         if own:
             bar.close()
+
+
+def call(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``: with jobs ``(fn, *args)`` one :func:`parallel_map` runs jobs of different functions
+    (each module-level), so a notebook's stages share one pool and its workers finish together."""
+    return fn(*args)
