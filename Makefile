@@ -16,7 +16,6 @@ $(error $(PROFILE_ERROR))
 endif
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
-LIB := $(shell find paper_lib -name '*.py')
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
 .PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
@@ -45,26 +44,27 @@ check-profile:  ## check PROFILE (every target does, before it installs anything
 
 # One target per notebook; it reruns only when the content of its source or of a paper_lib module
 # it imports (directly or through other modules: paper_lib.pipeline.deps reads them with ast)
-# changed. Staleness is by content: each file has a stamp build/hash/<file>.sha256 that is rewritten
-# only when its sha256 changes, so a source saved while make ran it reruns next time (the executed
-# notebook is newer than the edit, not than the stamp), and one rewritten with the same bytes
-# (Jupyter saving a notebook that was only opened) reruns nothing.
-HASH := build/hash
-$(HASH)/%.sha256: %
-	@$(PYTHON) -m paper_lib.pipeline.deps --stamp $< $@
-
-build/deps/%.mk: notebooks/%.py $(LIB)
-	@mkdir -p $(@D)
-	@echo 'build/executed/$$(PROFILE)/$*.ipynb: '"$$($(PYTHON) -m paper_lib.pipeline.deps --stamps $<)" > $@
-ifeq ($(filter clean help,$(MAKECMDGOALS)),)
--include $(NOTEBOOKS:%=build/deps/%.mk)
+# changed. Staleness is by content, never by date: each run records the sha256 of every file it
+# reads as it starts (build/executed/<profile>/<notebook>.inputs), and before deciding anything
+# make asks deps --stale which notebooks' files differ from their record; only those (and those
+# never run) are remade. So a file copied in with an old date (cp -p, rsync -a, tar, unzip) or
+# edited after a clock change reruns, a source saved while make ran it reruns next time, and one
+# rewritten with the same bytes (Jupyter saving a notebook that was only opened) reruns nothing.
+ifneq ($(filter-out clean help venv lint lab check-profile test test-fast test-slow test-browser bench bench-contention gpu-check,$(or $(MAKECMDGOALS),all)),)
+STALE := $(shell $(PYTHON) -m paper_lib.pipeline.deps --stale build/executed/$(PROFILE) $(NOTEBOOKS:%=notebooks/%.py))
 endif
+.PHONY: FORCE
+FORCE:
+$(STALE:%=build/executed/$(PROFILE)/%.ipynb): FORCE
 
 # --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
 # HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
 # benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
-build/executed/$(PROFILE)/%.ipynb: $(HASH)/notebooks/%.py.sha256 | venv
+# The record is kept only once the run succeeded (a failed or interrupted run leaves the old one).
+build/executed/$(PROFILE)/%.ipynb: | venv
+	@$(PYTHON) -m paper_lib.pipeline.deps --record notebooks/$*.py $(@:.ipynb=.inputs).new
 	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish
+	@mv -f $(@:.ipynb=.inputs).new $(@:.ipynb=.inputs)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
@@ -110,12 +110,13 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of noteb
 	@$(PY) -m paper_lib.pipeline.lab .
 	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ARGS)
 
-# `make test` runs its three parts two at a time (each single-threaded: a smoke notebook's tensors are tiny).
+# `make test` runs its three parts two at a time (each single-threaded: a smoke notebook's tensors are tiny),
+# in Python's UTF-8 mode (the tests' own files; paper_lib names every encoding, tests/test_fault_encodings.py).
 test: | venv  ## unit tests, the kernel tests at two forced CPU dispatch levels, every notebook at the smoke profile
 	@$(MAKE) --no-print-directory -j2 test-fast test-slow test-dispatch
 
 test-fast: | venv  ## unit tests only: no notebooks, no multi-process runs
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
+	OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "not notebook and not multiprocess"
 
 # The kernel tests (marker `kernel`) again with torch's CPU dispatch forced down, so that a result that
 # holds on one CPU's kernels only (AVX-512 here, AVX2 or none on the next machine) fails here.
@@ -123,11 +124,11 @@ DISPATCH_LEVELS ?= default avx2
 test-dispatch: | venv  ## the kernel tests with ATEN_CPU_CAPABILITY=default, then =avx2
 	@for level in $(DISPATCH_LEVELS); do \
 	  echo "kernel tests at ATEN_CPU_CAPABILITY=$$level"; \
-	  ATEN_CPU_CAPABILITY=$$level OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m kernel || exit 1; \
+	  ATEN_CPU_CAPABILITY=$$level OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m kernel || exit 1; \
 	done
 
 test-slow: | venv  ## the notebooks at smoke and the 2-process DDP test
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
+	OMP_NUM_THREADS=1 PYTHONUTF8=1 $(PY) -m pytest -q -p no:cacheprovider tests -m "notebook or multiprocess" --durations=5
 
 bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor), throughput.csv (SPEN vs Transformer, MFU), levers.csv (each CPU speed-up against the path it replaces)
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_ema.py

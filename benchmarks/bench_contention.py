@@ -68,7 +68,7 @@ def one_run(notebook: Path, threading: str, threads: int | None, load_threads: i
         label = threads or default_threads("smoke")
     load = start_load(load_threads) if load_threads else []
     try:
-        rc, wall, cpu, load_avg = run_timed(cmd, env)
+        rc, wall, cpu, load_avg, _ = run_timed(cmd, env)
     finally:
         stop_load(load)
     if rc != 0:

@@ -81,7 +81,7 @@ def _peak_rss_mib() -> float:
     """This process's peak resident set (MiB): ``VmHWM`` of /proc/self/status (reset by exec, unlike
     ``ru_maxrss``, which a child started from a big parent inherits), else ``ru_maxrss``."""
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -101,7 +101,7 @@ def step_peak_mib(kind: str, seq_len: int, path: str, batch_tokens: int) -> floa
     """:func:`_peak_child` of one cell, run as a subprocess."""
     code = f"import bench_levers as b; b._peak_child({kind!r}, {seq_len}, {path!r}, {batch_tokens})"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).resolve().parent)])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, encoding="utf-8", env=env, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .pipeline.atomic import atomic_path
+from .pipeline.atomic import WriteFailed, atomic_path
 
 _KEY = "paper_lib.checkpoint"             # the record's key in the safetensors header metadata
 _STEM = re.compile(r"^step(\d{7,})\.(safetensors|state\.pt)$")
@@ -86,6 +86,10 @@ def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: l
     busy seconds so far), kept in ``latest.json`` and the weights' header and read back by
     :func:`checkpoint_meta`. Keeps this checkpoint and the newest good one of an earlier step;
     every other checkpoint file in ``ckpt_dir`` (and temporaries of a killed write) is removed.
+
+    Raises:
+        WriteFailed: a file could not be written (a full disk: one line naming it, the disk and
+            the checkpoint that stays the latest; nothing of this one is left).
     """
     from safetensors.torch import save_model
 
@@ -94,13 +98,18 @@ def save_checkpoint(ckpt_dir: Path, model: nn.Module, opt, step: int, history: l
     previous = next((r for r in _usable(ckpt_dir, quiet=True) if r["step"] < step), None)
     stem = f"step{step:07d}"
     rec = {"step": step, "weights": f"{stem}.safetensors", "state": f"{stem}.state.pt", "meta": dict(meta or {})}
-    with _durable(ckpt_dir / rec["state"]) as tmp:
-        torch.save({"optimizer": opt.state_dict(), "rng": _rng_state(), "step": step, "history": history}, tmp)
-    rec["state_bytes"] = (ckpt_dir / rec["state"]).stat().st_size
-    with _durable(ckpt_dir / rec["weights"]) as tmp:
-        save_model(model, str(tmp), metadata={_KEY: json.dumps(rec)})
-    with _durable(ckpt_dir / "latest.json") as tmp:
-        tmp.write_text(json.dumps({**rec, "previous": previous}, indent=2, sort_keys=True) + "\n")
+    try:
+        with _durable(ckpt_dir / rec["state"]) as tmp:
+            torch.save({"optimizer": opt.state_dict(), "rng": _rng_state(), "step": step, "history": history}, tmp)
+        rec["state_bytes"] = (ckpt_dir / rec["state"]).stat().st_size
+        with _durable(ckpt_dir / rec["weights"]) as tmp:
+            save_model(model, str(tmp), metadata={_KEY: json.dumps(rec)})
+        with _durable(ckpt_dir / "latest.json") as tmp:
+            tmp.write_text(json.dumps({**rec, "previous": previous}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except WriteFailed as err:  # a full disk (torch says "unexpected pos"): one line, the previous checkpoint kept
+        kept = (f"the checkpoint of step {previous['step']} is kept, and rerunning with the same --out resumes from it"
+                if previous else "no earlier checkpoint is kept")
+        raise WriteFailed(f"cannot save the checkpoint of step {step}: {err}; {kept}", err.errno, err.path) from None
     keep = {rec["weights"], rec["state"], "latest.json"}
     keep |= {previous["weights"], previous["state"]} if previous else set()
     for p in ckpt_dir.iterdir():

@@ -3,18 +3,17 @@
 Notebooks 03 and 04 and ``python -m paper_lib.lm_recipe`` train their language models through
 this module and nothing else (our design: the paper gives no training recipe):
 
-- :class:`LMSettings`, typed and nested as notebooks 01/02's settings are: ``data``
-  (:class:`LMData`: corpora, character limits, dev split, tokenizer, vocabulary), ``spen``
-  (:class:`~paper_lib.models.spen.SPENConfig`), ``transformer``
-  (:class:`~paper_lib.models.transformer.TransformerConfig`), ``train``
-  (:class:`~paper_lib.train.TrainConfig`), the Transformer's learning rate, the evaluation
-  budget and the seeds. A reader reaches every field: ``{"spen": {"alphas": [0.5, 0.05]}}``,
-  ``{"train": {"lr": 1e-3}}``, ``{"transformer": {"n_head": 4}}``.
+- :class:`LMSettings`, typed and nested as notebooks 01/02's settings are: ``data`` (:class:`LMData`:
+  corpora, character limits, dev split, tokenizer, vocabulary), ``spen`` (:class:`~paper_lib.models.spen.SPENConfig`),
+  ``transformer`` (:class:`~paper_lib.models.transformer.TransformerConfig`), ``train``
+  (:class:`~paper_lib.train.TrainConfig`), the Transformer's learning rate, the evaluation budget and the
+  seeds. A reader reaches every field: ``{"spen": {"alphas": [0.5, 0.05]}}``, ``{"train": {"lr": 1e-3}}``,
+  ``{"transformer": {"n_head": 4}}``.
 - :func:`configure_lm` applies a profile and a reader's overrides and checks that the two models
   are matched (same ``n_layer``, ``d_model``, ``block_size``; both take ``data.vocab_size``).
-- :func:`lr_for` is the one place that decides each model's learning rate, :func:`train_config`
-  the one place that makes a run's :class:`~paper_lib.train.TrainConfig`, :func:`run_lm` the one
-  function that trains and evaluates one model, measuring what its :class:`Evaluation` names.
+- :func:`lr_for` is the one place that decides each model's learning rate, :func:`train_config` the one
+  place that makes a run's :class:`~paper_lib.train.TrainConfig`, :func:`run_lm` the one function that
+  trains and evaluates one model (its splits checked first), measuring what its :class:`Evaluation` names.
 - :func:`main` is the command line (torchrun-aware; see its docstring).
 
 Layering: ``experiments`` -> ``lm_recipe`` -> ``train``, ``evaluate``, ``models``, ``data``.
@@ -35,7 +34,7 @@ import torch
 import torch.distributed as dist
 
 from .data.corpus import CorpusNeedsNetworkError
-from .data.lm_data import prepare_data
+from .data.lm_data import check_splits, prepare_data
 from .evaluate import evaluate
 from .in_context import in_context_score, induction_score
 from .models.factory import build
@@ -148,9 +147,8 @@ def lr_for(kind: str, s: LMSettings) -> float:
 
 
 def train_config(kind: str, s: LMSettings, seed: int, lr: float | None = None, steps: int | None = None) -> TrainConfig:
-    """The :class:`TrainConfig` of one run: ``s.train`` with ``seed``, the model's learning rate
-    (:func:`lr_for`, or ``lr``) and, for a shorter run (``steps``, the sweep), warmup scaled to
-    at most a tenth of it (at least 1 step)."""
+    """The :class:`TrainConfig` of one run: ``s.train`` with ``seed``, the model's learning rate (:func:`lr_for`,
+    or ``lr``) and, for a shorter run (``steps``, the sweep), warmup scaled to at most a tenth of it (>= 1 step)."""
     cfg = replace(s.train, seed=seed, lr=lr_for(kind, s) if lr is None else lr)
     if steps is not None:
         cfg = replace(cfg, steps=steps, warmup_steps=max(1, min(s.train.warmup_steps, steps // 10)))
@@ -218,11 +216,12 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, evaluation: Evaluati
         <split>: evaluate(...) for each final split(, "induction": induction_score(...), "in_context": float)
         (, "layers": probe_layers(...))}``; losses and scores in nats per token.
     """
-    cfg, vocab = train_config(kind, s, seed, lr, steps), data["tokenizer"].get_vocab_size()
+    cfg, vocab, e = train_config(kind, s, seed, lr, steps), data["tokenizer"].get_vocab_size(), evaluation
+    check_splits(data, cfg.seq_len, ("train", *e.final_splits, *((e.split,) if e.at or e.layer_probe else ())))
     model = build_lm(kind, s, vocab, seed, predictor)
     if device is not None:
         model = model.to(device)
-    e, marks = evaluation, set(evaluation.at)
+    marks = set(e.at)
     points, last, copies = [], {}, {}                               # copies: step -> induction_score(...)
     induction_len = induction_length(s) if e.induction else None
 
@@ -344,15 +343,16 @@ def main(argv: list[str] | None = None) -> int:
     folder are a one-line error; an interrupted run resumes from its checkpoint. ``--no-resume``
     starts over.
 
-    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr.
+    Returns the exit status: 0 done (or already complete), 2 a one-line error on stderr (bad input, a
+    diverged run: never filed as complete), 1 a file that could not be written (a full disk).
     """
     args = parser().parse_args(argv)
     set_threads(args.threads, args.profile)
     try:
         return _run(args)
-    except (CorpusNeedsNetworkError, ValueError, FileNotFoundError) as err:
+    except (CorpusNeedsNetworkError, ValueError, OSError) as err:  # OSError: a full disk (one line: WriteFailed)
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(err, OSError) and not isinstance(err, FileNotFoundError) else 2
 
 
 def _changed(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -378,9 +378,8 @@ def _already_complete(out: Path, run: dict, no_resume: bool) -> bool:
             for name in ("metrics.json", "summary.txt"):
                 (out / name).unlink(missing_ok=True)
         return False
-    if not (out / "metrics.json").exists():
-        return False
-    recorded = json.loads((out / "metrics.json").read_text()).get("run")
+    metrics = out / "metrics.json"
+    recorded = json.loads(metrics.read_text(encoding="utf-8")).get("run") if metrics.exists() else None
     if recorded is not None and recorded != run:
         raise ValueError(f"{out} holds a finished run with other settings ({', '.join(_changed(recorded, run))}); "
                          "choose another --out, or --no-resume to replace it")
@@ -407,6 +406,8 @@ def _run(args: argparse.Namespace) -> int:
         summary = {"model": args.model, "params": r["params"], "train": asdict(r["train"]), "run": run,
                    "final_train_loss": r["final_loss"], "tokens_per_s": r["train_tokens_per_s"],
                    **{f"{s}_loss": r[s]["loss"] for s in ("val", "ood")}, **{f"{s}_ppl": r[s]["ppl"] for s in ("val", "ood")}}
+        if bad := [k for k in ("final_train_loss", "val_loss", "ood_loss") if not np.isfinite(summary[k])]:
+            raise ValueError(f"{out}: {', '.join(bad)} not finite ({summary[bad[0]]}); nothing is filed as complete")
         write_json(out / "metrics.json", summary)
         write_text(out / "summary.txt", json.dumps(summary, indent=2, default=str) + "\n")
         print(json.dumps({k: summary[k] for k in ("params", "val_ppl", "ood_ppl", "tokens_per_s")}))

@@ -167,6 +167,10 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
         ValueError: ``out_dir`` holds a checkpoint of a run with another config (one line
         naming the differences; ``log_every`` and ``ckpt_every`` may change), or a token
         stream shorter than ``seq_len + 2``.
+        Diverged: the loss, or before a checkpoint the weights, are not finite (checked at every
+        log row and checkpoint; one line naming the step, the loss and the learning rate). No
+        checkpoint of a non-finite state is written, so the latest stays the last finite one;
+        ``log.csv`` keeps the rows before.
     """
     from tqdm.auto import tqdm
 
@@ -187,6 +191,7 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
         n_since += 1
         if (step + 1) % cfg.log_every == 0 or step + 1 == end:
             loss_val = _mean_over_ranks(loss, world, device)
+            _check_finite(loss_val, model, step + 1, lr, cfg, ckpt_dir, history, out_dir if rank == 0 else None, bar)
             now = time.perf_counter()
             history.append({"step": step + 1, "tokens": (step + 1) * tokens_per_step, "loss": loss_val,
                             "lr": lr, "tokens_per_s": n_since * tokens_per_step / (now - t_last),
@@ -199,18 +204,55 @@ def train(model: nn.Module, ids: np.ndarray, cfg: TrainConfig, out_dir: str | Pa
             on_step(step + 1)
         last = step + 1 == cfg.steps                              # the run is complete: keep it
         if ckpt_dir is not None and ((cfg.ckpt_every and (step + 1) % cfg.ckpt_every == 0) or last):
+            _check_finite(_mean_over_ranks(loss, world, device), model, step + 1, lr, cfg, ckpt_dir, history,
+                          out_dir if rank == 0 else None, bar, weights=True)
             if rank == 0:
-                save_checkpoint(ckpt_dir, model, opt, step + 1, history, _run_meta(cfg, busy))
+                try:
+                    save_checkpoint(ckpt_dir, model, opt, step + 1, history, _run_meta(cfg, busy))
+                except OSError:  # a full disk (one line): it starts a line of its own, after the bar
+                    bar.close()
+                    raise
             if world > 1:
                 dist.barrier()
     bar.close()
-    df = pd.DataFrame(history, columns=["step", "tokens", "loss", "lr", "tokens_per_s", "elapsed_s"])
     log = Path(out_dir) / "log.csv" if out_dir is not None else None
-    if log is not None and rank == 0 and (end > start or not log.exists()):  # a rerun keeps the log
-        with atomic_path(log) as tmp:
-            df.to_csv(tmp, index=False)
+    keep = log is not None and rank == 0 and (end > start or not log.exists())  # a rerun keeps the log
+    df = _write_log(history, out_dir if keep else None)
     tps = max(start, end) * tokens_per_step / busy if busy > 0 else float("nan")
     return TrainResult(df, loss_val, tps, max(start, end))
+
+
+def _write_log(history: list[dict], out_dir) -> pd.DataFrame:
+    """The log as a frame, written to ``out_dir/log.csv`` (atomically) when ``out_dir`` is given."""
+    df = pd.DataFrame(history, columns=["step", "tokens", "loss", "lr", "tokens_per_s", "elapsed_s"])
+    if out_dir is not None:
+        with atomic_path(Path(out_dir) / "log.csv") as tmp:
+            df.to_csv(tmp, index=False)
+    return df
+
+
+class Diverged(ValueError):
+    """The training loss (or the weights) became inf or NaN: one line naming the step, the loss, the
+    learning rate and the settings to change. A ``ValueError``, so the command line prints it as
+    ``error: ...`` with exit status 2. Our design: the paper gives no training recipe."""
+
+
+def _check_finite(loss: float, model: nn.Module, step: int, lr: float, cfg: TrainConfig, ckpt_dir, history: list[dict],
+                  out_dir, bar, weights: bool = False) -> None:
+    """Raise :class:`Diverged` when ``loss`` (or, with ``weights``, a parameter) is not finite, after
+    writing the finite log rows so far to ``out_dir`` (rank 0's; None: nothing written) and closing
+    the progress ``bar`` (so the error starts a line of its own)."""
+    bad = next((n for n, p in model.named_parameters() if not bool(torch.isfinite(p).all())), None) if weights else None
+    if math.isfinite(loss) and bad is None:
+        return
+    bar.close()
+    _write_log(history, out_dir)
+    latest = latest_checkpoint(ckpt_dir) if ckpt_dir is not None and Path(ckpt_dir).is_dir() else None
+    kept = f"the latest checkpoint stays step {latest}'s" if latest is not None else "no checkpoint of it is written"
+    what = f"the loss is {loss}" if not math.isfinite(loss) else f"the weights ({bad}) are not finite"
+    raise Diverged(f"training diverged: {what} at step {step} of {cfg.steps} (learning rate {lr:.3g} at that step, "
+                   f"peak {cfg.lr:g}); lower train.lr (lr_transformer for the Transformer), or raise "
+                   f"train.warmup_steps, or set train.grad_clip > 0; {kept}, and no result is filed")
 
 
 # TrainConfig fields that change no result: a resumed run may change them

@@ -2,8 +2,9 @@
 
 A source saved while ``make`` runs it leaves an executed notebook newer than the edit, so a
 date-based ``make`` calls it up to date forever; and Jupyter rewriting a ``.py`` with the same
-bytes (opening it) made a date-based ``make`` rerun it. The Makefile compares content stamps
-(``build/hash/``), and the runner says when a file it read changed on disk while it ran.
+bytes (opening it) made a date-based ``make`` rerun it. The Makefile compares the content of what
+each run read as it started (``build/executed/<profile>/<notebook>.inputs``), and the runner says
+when a file it read changed on disk while it ran.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from paper_lib.pipeline.deps import stamp, stamp_path
+from paper_lib.pipeline.deps import digest, inputs, record, stale
 from paper_lib.pipeline.runner import run_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +25,7 @@ FAKE_PYTHON = """#!/bin/sh
 # stands in for the venv's python: a notebook run (benchmarks/timed.py) writes make's target
 if [ "$1" = benchmarks/timed.py ]; then
   name=$(basename "$2" .py); mkdir -p build/executed/cpu; echo "$name" >> runs.log
+  if [ -n "$EDIT_DURING_RUN" ]; then echo "$EDIT_DURING_RUN" >> "$2"; fi
   echo '{}' > "build/executed/cpu/$name.ipynb"
 fi
 """
@@ -46,9 +48,10 @@ def project(tmp_path) -> Path:
     return tmp_path
 
 
-def _make(root: Path) -> int:
-    """Run ``make all`` in ``root``; return how many notebook runs ``runs.log`` holds."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+def _make(root: Path, **extra: str) -> int:
+    """Run ``make all`` in ``root`` (with ``extra`` in its environment); return how many notebook
+    runs ``runs.log`` holds."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")} | extra
     proc = subprocess.run(["make", "-s", "all", f"VENV={root / 'venv'}"], cwd=root, capture_output=True, text=True,
                           env=env)
     assert proc.returncode == 0, proc.stderr
@@ -62,12 +65,11 @@ def _later(path: Path, than: Path, by: float = 5.0) -> None:
 
 
 def _saved_during_the_run(project: Path, edited: Path) -> None:
-    """Date the files as they are when ``edited`` was saved while ``make`` ran the notebook: its
-    stamp (written before the run) < the edit < the executed notebook (the end of the run) < now."""
+    """Date the files as they are when ``edited`` was saved while ``make`` ran the notebook: the
+    record (written as the run started) < the edit < the executed notebook (the end of the run) < now."""
     t = edited.stat().st_mtime - 100
-    stamp_file = project / stamp_path(edited, project)
     executed = project / "build" / "executed" / "cpu" / "00_demo.ipynb"
-    for path, when in ((stamp_file, t), (edited, t + 10), (executed, t + 20)):
+    for path, when in ((executed.with_suffix(".inputs"), t), (edited, t + 10), (executed, t + 20)):
         if path.exists():
             os.utime(path, (when, when))
 
@@ -93,18 +95,20 @@ def test_make_reruns_a_source_saved_while_it_ran_and_not_one_rewritten_with_the_
     lib.write_text(lib.read_text() + "\n# edited while notebook 00 ran\n")  # the same for a paper_lib file it imports
     _saved_during_the_run(project, lib)
     assert _make(project) == 3
+    source.write_text(DEMO + "x = 4\n")
+    assert _make(project, EDIT_DURING_RUN="y = 3") == 4  # and saved again while that run ran: its record is older
+    assert _make(project) == 5 and _make(project) == 5
 
 
-def test_a_stamp_is_rewritten_only_when_the_content_changes(tmp_path):
-    f, out = tmp_path / "a.py", tmp_path / "hash" / "a.py.sha256"
-    f.write_text("x = 1\n")
-    assert stamp(f, out) is True and len(out.read_text()) == 65
-    os.utime(out, (1, 1))
-    assert stamp(f, out) is False and out.stat().st_mtime == 1  # same content: the date stays
-    f.write_text("x = 2\n")
-    assert stamp(f, out) is True and out.stat().st_mtime > 1
-    assert stamp_path(ROOT / "notebooks" / "01_grammar_probe.py", ROOT) == \
-        Path("build/hash/notebooks/01_grammar_probe.py.sha256")
+def test_a_record_holds_the_content_of_what_a_notebook_reads(tmp_path):
+    source = ROOT / "notebooks" / "01_grammar_probe.py"
+    recorded = inputs(source)
+    assert recorded["notebooks/01_grammar_probe.py"] == digest(source) and len(digest(source)) == 64
+    assert "paper_lib/models/spcn.py" in recorded and "paper_lib/models/spen.py" not in recorded
+    record(source, tmp_path / "01_grammar_probe.inputs")
+    assert stale(tmp_path, [source, ROOT / "notebooks" / "02_transfer.py"]) == ["02_transfer"]  # no record: stale
+    (tmp_path / "01_grammar_probe.inputs").write_text("{not json", encoding="utf-8")
+    assert stale(tmp_path, [source]) == ["01_grammar_probe"]  # a damaged record: stale
 
 
 EDITS_ITSELF = '''# %% tags=["parameters"]

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import socket
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,11 +79,13 @@ class Corpus:
     validation: list[str]
 
     def fingerprint(self) -> str:
-        """12 hex digits of a SHA-256 over the training text: the key of derived caches."""
-        h = hashlib.sha256(self.name.encode())
-        for doc in self.train:
-            h.update(doc.encode("utf-8"))
-            h.update(b"\0")
+        """12 hex digits of a SHA-256 over the name and the training documents, each with its length
+        in front (two corpora share a fingerprint only when both are the same): the key of derived caches."""
+        h = hashlib.sha256(b"corpus-v2")
+        for part in (self.name, *self.train):
+            raw = part.encode("utf-8")
+            h.update(len(raw).to_bytes(8, "little"))
+            h.update(raw)
         return h.hexdigest()[:12]
 
 
@@ -142,7 +145,8 @@ def extract_wiki_sample(min_chars: int = 2000, val_percent: float = 10.0, data_d
     Each line is ``{"title", "split", "text"}``; articles whose plain text is shorter than
     ``min_chars`` characters are dropped. The key covers the settings and
     :data:`EXTRACT_VERSION`, so changed settings never reuse a stale file; the file is
-    written atomically.
+    written atomically, and a damaged one (0 bytes, or cut short by an interrupted copy:
+    :func:`damaged_jsonl`) is extracted again with a one-line warning naming it.
 
     Raises:
         ValueError: ``min_chars`` < 0 or ``val_percent`` outside (0, 100).
@@ -158,7 +162,10 @@ def extract_wiki_sample(min_chars: int = 2000, val_percent: float = 10.0, data_d
     key = f"v{EXTRACT_VERSION}-min{min_chars}-val{val_percent:g}"
     path = data_dir / "corpus" / f"wiki_sample-{key}.jsonl"
     if path.exists() and not force:
-        return path
+        why = damaged_jsonl(path)
+        if why is None:
+            return path
+        print(f"warning: damaged cache {path} ({why}); extracting it again", file=sys.stderr, flush=True)
     lines = []
     with bz2.BZ2File(datapath(WIKI_SAMPLE_FILE)) as f:
         for title, wikitext, _pageid in extract_pages(f, filter_namespaces=("0",)):
@@ -168,6 +175,28 @@ def extract_wiki_sample(min_chars: int = 2000, val_percent: float = 10.0, data_d
                                          "text": text}, ensure_ascii=False))
     write_text(path, "\n".join(lines) + "\n")
     return path
+
+
+def damaged_jsonl(path: Path) -> str | None:
+    """Why the JSONL cache ``path`` is damaged (0 bytes; not ending in a newline, or a last row
+    that is not a JSON object with a ``text``: cut short), or None when it is whole."""
+    size = path.stat().st_size
+    if size == 0:
+        return "0 bytes"
+    start = max(0, size - (1 << 22))
+    with open(path, "rb") as f:
+        f.seek(start)
+        tail = f.read()
+    lines = tail.rstrip(b"\n").rsplit(b"\n", 1)
+    if len(lines) == 1 and start > 0:  # a last row longer than the tail read: judged by its newline alone
+        return None if tail.endswith(b"\n") else f"{size} bytes, cut short"
+    try:
+        row = json.loads(lines[-1].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        row = None
+    if not tail.endswith(b"\n") or not (isinstance(row, dict) and isinstance(row.get("text"), str)):
+        return f"{size} bytes, cut short"
+    return None
 
 
 # --------------------------------------------------------------------------- streaming

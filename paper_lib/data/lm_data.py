@@ -41,8 +41,9 @@ def prepare_data(settings, data_dir: Path | None = None) -> dict:
     tokenizer, vocab_size`` and optionally ``dev_every`` (default 20), e.g.
     :class:`paper_lib.experiments.spen_train.Settings`).
 
-    Returns ``{"corpus", "tokenizer", "train", "dev", "val", "ood"}`` (token streams as numpy
-    arrays; ``corpus.train`` excludes the dev articles). See the module docstring for the splits.
+    Returns ``{"corpus", "tokenizer", "train", "dev", "val", "ood", "sources"}`` (token streams as
+    numpy arrays; ``corpus.train`` excludes the dev articles; ``sources``: split -> the corpus name or
+    file it comes from). See the module docstring for the splits; :func:`check_splits` checks their lengths.
 
     Raises:
         CorpusNeedsNetworkError: a hub corpus or the GPT-2 tokenizer offline.
@@ -61,4 +62,35 @@ def prepare_data(settings, data_dir: Path | None = None) -> dict:
     val_ids = encode_docs(tok, val_docs, f"{name}-val", data_dir)
     ood_ids = encode_docs(tok, load_eval_docs(settings.ood_corpus, settings.max_val_chars),
                           f"{name}-ood-{Path(settings.ood_corpus).name}", data_dir)
-    return {"corpus": corpus, "tokenizer": tok, "train": train_ids, "dev": dev_ids, "val": val_ids, "ood": ood_ids}
+    sources = {"train": settings.corpus, "dev": settings.corpus, "val": settings.val_corpus or settings.corpus,
+               "ood": settings.ood_corpus}
+    return {"corpus": corpus, "tokenizer": tok, "train": train_ids, "dev": dev_ids, "val": val_ids, "ood": ood_ids,
+            "sources": sources}
+
+
+_SPLITS = {  # split: (what it is, how to make it longer)
+    "train": ("training", "give data.corpus more text (or raise data.max_train_chars)"),
+    "dev": ("dev (every data.dev_every-th training document)", "lower data.dev_every or give data.corpus more documents"),
+    "val": ("held-out validation", "give data.corpus more or longer documents (a local file holds out every 10th "
+            "one) or set data.val_corpus (or raise data.max_val_chars)"),
+    "ood": ("out-of-domain evaluation", "set data.ood_corpus to a longer text (or raise data.max_val_chars)"),
+}
+
+
+def check_splits(data: dict, seq_len: int, splits=("train", "val", "ood")) -> None:
+    """Check, before any training, that each of ``splits`` of ``data`` (:func:`prepare_data`) holds
+    at least one window: ``seq_len + 1`` tokens to evaluate, ``seq_len + 2`` to train on.
+
+    Raises:
+        ValueError: one line naming the split, the corpus (file) it comes from, its length in tokens,
+            what is needed and the settings that make it longer.
+    """
+    for split in dict.fromkeys(splits):
+        need = seq_len + (2 if split == "train" else 1)
+        n = len(data[split])
+        if n < need:
+            what, advice = _SPLITS.get(split, (split, "give it more text"))
+            source = data.get("sources", {}).get(split)
+            raise ValueError(f"the {what} split ({split}{f', from {source}' if source else ''}) has {n} tokens, fewer "
+                             f"than the {need} that one window of train.seq_len={seq_len} needs; {advice}, or lower "
+                             "train.seq_len")

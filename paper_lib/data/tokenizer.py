@@ -10,6 +10,10 @@
 - :func:`encode_docs`: documents -> one ``uint16``/``int32`` token stream, each document
   followed by the end-of-text token, cached beside the tokenizer.
 
+Cache keys hash each document with its length in front, so no two lists of documents share a key
+(``["x", "y"]`` and ``["x\0y"]`` did, when documents were joined by a separator). A damaged cache
+(an empty or half-copied tokenizer JSON or ``.npy``) is rebuilt with a one-line warning naming it.
+
 Byte-level BPE decodes every string back exactly (``tests/test_corpus.py``), special-token
 text included: the tokenizers here encode a document's literal ``<|endoftext|>`` as plain
 text (``encode_special_tokens``), so end-of-text ids come only from the document boundaries
@@ -18,6 +22,7 @@ text (``encode_special_tokens``), so end-of-text ids come only from the document
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +31,26 @@ from ..pipeline.atomic import atomic_path, write_text
 from .corpus import DATA_DIR, Corpus, hub_offline, needs_network_error
 
 EOT = "<|endoftext|>"
-ENCODING_VERSION = 2
-"""Part of the token-stream cache key; bump it when the encoding changes (2: special-token text
-inside a document is plain text)."""
+ENCODING_VERSION = 3
+"""Part of the token-stream cache key; bump it when the encoding or the key changes (2: special-token
+text inside a document is plain text; 3: documents hashed with their lengths)."""
+
+
+def hash_docs(h, docs) -> None:
+    """Add ``docs`` to the hash ``h`` so that no other list of documents adds the same bytes: each
+    document's UTF-8 length (8 bytes) before its bytes (a code that decodes back to one list only)."""
+    for doc in docs:
+        raw = doc.encode("utf-8")
+        h.update(len(raw).to_bytes(8, "little"))
+        h.update(raw)
+
+
+def _damaged(path: Path, err: BaseException) -> None:
+    """Say in one line that the cache ``path`` is damaged and is rebuilt, and remove it."""
+    why = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    print(f"warning: damaged cache {path} ({path.stat().st_size} bytes: {why}); rebuilding it", file=sys.stderr,
+          flush=True)
+    path.unlink(missing_ok=True)
 
 
 def literal_special_tokens(tok):
@@ -57,7 +79,10 @@ def train_bpe(corpus: Corpus, vocab_size: int = 8192, data_dir: Path | None = No
     data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
     path = data_dir / "tokenizers" / f"bpe-{corpus.name}-v{vocab_size}-{corpus.fingerprint()}.json"
     if path.exists():
-        return literal_special_tokens(Tokenizer.from_file(str(path)))
+        try:
+            return literal_special_tokens(Tokenizer.from_file(str(path)))
+        except Exception as err:  # noqa: BLE001 - an empty or half-copied file: tokenizers' error, rebuilt
+            _damaged(path, err)
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -112,20 +137,26 @@ def encode_docs(tok, docs: list[str], cache_name: str | None = None,
 
     Returns a 1-D ``uint16`` array (``int32`` when the vocabulary exceeds 65535). With
     ``cache_name`` the array is cached as ``data/tokens/<cache_name>-<key>.npy``, the key
-    hashing :data:`ENCODING_VERSION`, the tokenizer and the documents.
+    hashing :data:`ENCODING_VERSION`, the tokenizer and the documents (:func:`hash_docs`); a cache
+    that is damaged (0 bytes, truncated, another shape or fewer end-of-text ids than documents)
+    is rebuilt with a one-line warning.
     """
     eot = tok.token_to_id(EOT)
     dtype = np.uint16 if tok.get_vocab_size() <= 65535 else np.int32
     path = None
     if cache_name is not None:
         h = hashlib.sha256(f"encoding-v{ENCODING_VERSION}:{tokenizer_key(tok)}".encode())
-        for d in docs:
-            h.update(d.encode("utf-8"))
-            h.update(b"\0")
+        hash_docs(h, docs)
         data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
         path = data_dir / "tokens" / f"{cache_name}-{h.hexdigest()[:12]}.npy"
         if path.exists():
-            return np.load(path)
+            try:
+                ids = np.load(path)
+                if ids.ndim != 1 or ids.dtype != dtype or int((ids == eot).sum()) != len(docs):
+                    raise ValueError(f"a {ids.dtype} array of shape {ids.shape}, not the stream of {len(docs)} documents")
+                return ids
+            except (OSError, ValueError, EOFError) as err:  # 0 bytes, a half copy: rebuilt
+                _damaged(path, err)
     pieces, literal = [], tok.encode_special_tokens
     tok.encode_special_tokens = True                    # the documents' text, never a boundary
     try:

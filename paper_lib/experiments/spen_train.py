@@ -33,6 +33,7 @@ from ..in_context import loss_by_position, repeated_span_stream
 from ..lm_recipe import MODELS, Evaluation, LMSettings, build_lm, configure_lm, lr_for, run_lm
 from ..ngram import count_ngrams, reference_losses
 from ..pipeline.settings import setting
+from ..train import Diverged
 
 PAPER_PPL = {"spen": 260.0, "transformer": 33.0}
 """The paper's C4 perplexities: SPEN 260 (ln 260 = 5.56 nats), GPT-2 small 33 (ln 33 = 3.50 nats)."""
@@ -162,14 +163,18 @@ def lr_sweep(settings: Settings, data: dict, kinds=MODELS, progress: bool = True
     ``sweep_seed``), scored on the ``dev`` text (never on the reported held-out text).
 
     Returns:
-        columns ``model, lr, val_loss`` (nats on dev), ``tokens`` (training tokens), ``split``.
+        columns ``model, lr, val_loss`` (nats on dev; NaN where training diverged,
+        :class:`~paper_lib.train.Diverged`), ``tokens`` (training tokens), ``split``.
     """
     rows = []
     for kind in kinds:
         for lr in settings.sweep_lrs:
-            r = run_lm(kind, settings, data, settings.sweep_seed, Evaluation(final_splits=("dev",), induction=True),
-                       lr=lr, steps=settings.sweep_steps, progress=progress)
-            rows.append({"model": kind, "lr": lr, "val_loss": r["dev"]["loss"],
+            try:
+                loss = run_lm(kind, settings, data, settings.sweep_seed, Evaluation(final_splits=("dev",), induction=True),
+                              lr=lr, steps=settings.sweep_steps, progress=progress)["dev"]["loss"]
+            except Diverged:  # a rate too high for this model: no dev loss, never chosen (choose_lr skips NaN)
+                loss = float("nan")
+            rows.append({"model": kind, "lr": lr, "val_loss": loss,
                          "tokens": settings.sweep_steps * settings.train.batch_size * settings.train.seq_len,
                          "split": "dev"})
     return pd.DataFrame(rows)

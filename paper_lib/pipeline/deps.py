@@ -1,28 +1,30 @@
-"""Which ``paper_lib`` files a notebook depends on, so ``make`` reruns only the notebooks a change touches.
+"""Which files a notebook reads, and whether ``make``'s last run of it read them as they are now.
 
 ``python -m paper_lib.pipeline.deps notebooks/01_grammar_probe.py`` prints the ``paper_lib``
 source files the notebook imports, directly or through other ``paper_lib`` modules (read with
-``ast``; nothing is imported). The Makefile turns this into one dependency line per notebook.
+``ast``; nothing is imported).
 
-Staleness is by content, not by date: ``make`` compares content stamps,
-``build/hash/<file>.sha256``, one per source and ``paper_lib`` file (``--stamps`` prints those a
-notebook needs), and :func:`stamp` (``--stamp FILE STAMP``) rewrites a stamp only when the file's
-content changed. So a notebook saved while ``make`` ran it (the executed notebook is then newer
-than the edit) reruns at the next ``make``, and a file rewritten with the same bytes (Jupyter
-saving a notebook that was only opened) reruns nothing. Standard library only: the Makefile
-runs it with the plain ``python3``. Our design (showyourwork's habit): the paper is silent.
+Staleness is by content, never by date: a notebook's make target is up to date only when the
+sha256 of its source and of every ``paper_lib`` file it imports equals the record of its last
+run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`record`, ``--record SOURCE OUT``,
+taken as the run starts; :func:`stale`, ``--stale DIR SOURCE...``, which the Makefile asks
+before it decides anything). So a file copied in with an old date (``cp -p``, ``rsync -a``,
+``tar x``, ``unzip``), one edited after the clock was set back, and one saved while ``make``
+ran the notebook all rerun it, and a file rewritten with the same bytes (Jupyter saving a
+notebook that was only opened) reruns nothing. Standard library only: the Makefile runs it
+with the plain ``python3``. Our design (showyourwork's habit): the paper is silent.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1]
-HASH_DIR = Path("build") / "hash"  # the content stamps, relative to the project root
 
 
 def _module_file(name: str) -> Path | None:
@@ -42,7 +44,7 @@ def _imports(path: Path) -> set[str]:
     else:
         package = ""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -78,38 +80,68 @@ def dependencies(source: str | Path) -> list[Path]:
     return sorted(seen)
 
 
-def stamp_path(path: str | Path, root: str | Path = PKG.parent) -> Path:
-    """The content stamp of ``path`` (relative to ``root``): ``build/hash/<path>.sha256``."""
-    rel = Path(path).resolve().relative_to(Path(root).resolve())
-    return HASH_DIR / f"{rel}.sha256"
-
-
-def stamp(path: str | Path, out: str | Path) -> bool:
-    """Write ``path``'s sha256 to the stamp ``out`` if it differs from what ``out`` holds; return
-    whether ``out`` was written. Unchanged content leaves ``out`` (and its date) as it was, so
-    ``make`` reruns nothing; the write is atomic (a temporary file renamed).
+def digest(path: str | Path) -> str:
+    """The sha256 (hex) of ``path``'s bytes.
 
     Raises:
         FileNotFoundError: no such ``path``.
     """
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() + "\n"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def inputs(source: str | Path, root: str | Path = PKG.parent) -> dict[str, str]:
+    """The sha256 of ``source`` and of every ``paper_lib`` file it imports (:func:`dependencies`),
+    keyed by their paths relative to ``root``.
+
+    Raises:
+        FileNotFoundError: no such source.
+    """
+    root = Path(root).resolve()
+    files = [Path(source).resolve(), *dependencies(source)]
+    return {str(f.relative_to(root)) if root in f.parents else str(f): digest(f) for f in files}
+
+
+def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -> Path:
+    """Write :func:`inputs` of ``source`` as JSON to ``out`` (atomically: a temporary file renamed);
+    returns ``out``. ``make`` takes it as a run starts, so a file saved while the notebook runs
+    differs from the record and reruns it next time.
+
+    Raises:
+        FileNotFoundError: no such source.
+    """
     out = Path(out)
-    if out.is_file() and out.read_text() == digest:
-        return False
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(digest)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(inputs(source, root), f, indent=1, sort_keys=True)
+        f.write("\n")
     os.replace(tmp, out)
-    return True
+    return out
+
+
+def stale(folder: str | Path, sources: list[str | Path], root: str | Path = PKG.parent) -> list[str]:
+    """The names (file stems) of the ``sources`` whose record ``folder/<name>.inputs`` is missing,
+    unreadable, or differs from their :func:`inputs` now (a file whose content changed, a new
+    import). Raises nothing: a source that cannot be read counts as stale."""
+    out = []
+    for source in sources:
+        name = Path(source).stem
+        try:
+            recorded = json.loads((Path(folder) / f"{name}.inputs").read_text(encoding="utf-8"))
+            fresh = recorded == inputs(source, root)
+        except (OSError, ValueError, SyntaxError):
+            fresh = False
+        if not fresh:
+            out.append(name)
+    return out
 
 
 def _main(argv: list[str]) -> None:
     root = PKG.parent
-    if argv[:1] == ["--stamp"] and len(argv) == 3:
-        stamp(argv[1], argv[2])
-    elif argv[:1] == ["--stamps"]:
-        print(" ".join(str(stamp_path(p, root)) for a in argv[1:] for p in [Path(a), *dependencies(a)]))
+    if argv[:1] == ["--record"] and len(argv) == 3:
+        record(argv[1], argv[2], root)
+    elif argv[:1] == ["--stale"] and len(argv) >= 2:
+        print(" ".join(stale(argv[1], argv[2:], root)))
     else:
         print(" ".join(str(p.relative_to(root)) for a in argv for p in dependencies(a)))
 

@@ -3,7 +3,7 @@
 - :func:`kernel_env`: what the kernel inherits (this checkout's ``paper_lib`` first, the run,
   a fixed file date, and :data:`KERNEL_ENV`, which no shell setting overrides: matplotlib's
   inline backend, since ``MPLBACKEND=Agg``, common on servers, would leave the executed
-  notebook and its HTML without figures).
+  notebook and its HTML without figures; Python's UTF-8 mode, whatever the locale).
 - :func:`watched_kernel_manager`: a kernel manager that keeps the kernel's process, so that when
   the kernel dies (the OOM killer's SIGKILL, a segfault) the runner can say how
   (:func:`describe_exit`) instead of nbclient's ``DeadKernelError`` traceback.
@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-KERNEL_ENV: dict[str, str] = {"MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-"""Set for every kernel whatever the user's shell says (``MPLBACKEND=Agg`` gives no figures)."""
+KERNEL_ENV: dict[str, str] = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONUTF8": "1"}
+"""Set for every kernel whatever the user's shell says (``MPLBACKEND=Agg`` gives no figures; a
+latin-1 or ASCII locale would make ``open()`` without an encoding read UTF-8 text wrongly)."""
 
 
 @contextlib.contextmanager

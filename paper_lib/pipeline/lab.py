@@ -52,8 +52,8 @@ def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]
     lab = root / LAB_DIR
     lab.mkdir(exist_ok=True)
     config = lab / "jupytext.toml"
-    if not config.is_file() or config.read_text() != LAB_JUPYTEXT:
-        config.write_text(LAB_JUPYTEXT)
+    if not config.is_file() or config.read_text(encoding="utf-8") != LAB_JUPYTEXT:
+        config.write_text(LAB_JUPYTEXT, encoding="utf-8")
     created, differing = [], []
     for source in sources:
         copy = lab / source.name

@@ -58,7 +58,8 @@ FIGCHECK_ENV = "PAPER_LIB_FIGCHECK"  # "raise": a legibility problem raises at e
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(["git", *args], cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=True)
+    return out.stdout.strip()
 
 
 def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
@@ -68,8 +69,7 @@ def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
     The commit is the last one that changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/`` (12
     hex digits), with ``-dirty`` when these have uncommitted changes. The reason is one line:
     git's own first line of complaint (``git: detected dubious ownership in repository at ...``,
-    ``git: not a git repository ...``) or ``git is not on PATH``. Raises nothing.
-    Our design: the paper is silent.
+    ``git: not a git repository ...``) or ``git is not on PATH``. Raises nothing. Our design.
     """
     try:
         last = _git(root, "log", "-1", "--format=%H", "--", *SOURCE_PATHS) or _git(root, "rev-parse", "HEAD")
@@ -110,7 +110,7 @@ def uncommitted(root: Path = REPO_ROOT) -> list[tuple[str, str]]:
     ``"M "``, ``"??"``, ...), path relative to ``root``; ``[]`` when git cannot say. Raises nothing."""
     try:
         out = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", *SOURCE_PATHS],
-                             cwd=root, capture_output=True, text=True, check=True).stdout
+                             cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return []
     entries, fields = [], iter(out.split("\0"))
@@ -221,7 +221,7 @@ def _jsonable(obj: Any) -> Any:
 def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
     """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256."""
     manifest_path = Path(folder) / "provenance.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     for p in paths:
         manifest[Path(p).name] = {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
     return write_json(manifest_path, manifest)
@@ -346,7 +346,7 @@ class Outputs:
             paths.append(path)
         self._record(*paths)
         index_path = self._stage / "figures.json"
-        index = json.loads(index_path.read_text()) if index_path.exists() else {}
+        index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
         index[name] = {"alt": alt, "title": title, **({"problems": problems} if problems else {})}
         write_json(index_path, dict(sorted(index.items())))
         return self.dir / paths[0].name

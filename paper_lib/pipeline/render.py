@@ -1,5 +1,8 @@
 """The executed notebook as a reader gets it: tidy streams, numbered cells, and a self-contained
-HTML rendering (what ``make all`` publishes beside the figures). Our design: the paper is silent."""
+HTML rendering (what ``make all`` publishes beside the figures): no script from another host
+(nbconvert's template loads require.js, MathJax and Mermaid from a CDN; none is needed for text,
+tables and images, and a formula shows as its TeX source), and every code cell folded under
+"Show code". Our design: the paper is silent."""
 from __future__ import annotations
 
 import copy
@@ -46,7 +49,7 @@ def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
     figure it does not save keeps nbconvert's generic text). Our design."""
     if figures_json is None or not Path(figures_json).is_file():
         return {}
-    index = json.loads(Path(figures_json).read_text())
+    index = json.loads(Path(figures_json).read_text(encoding="utf-8"))
     alts = {}
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -58,12 +61,29 @@ def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
     return alts
 
 
+def offline(soup) -> None:
+    """Make nbconvert's page ``soup`` (BeautifulSoup) read offline and tell no other host: remove every
+    script that loads from elsewhere (``src``, or an ``import`` of a URL: require.js, MathJax,
+    Mermaid) and MathJax's configuration; fold each code cell's input into ``<details>`` ("Show
+    code"), as the site does. Our design."""
+    for script in soup.find_all("script"):
+        if script.get("src") or script.get("type") == "text/x-mathjax-config" or "://" in script.get_text():
+            script.decompose()
+    for wrapper in soup.select(".jp-CodeCell > .jp-Cell-inputWrapper"):
+        details = soup.new_tag("details", attrs={"class": "jp-Cell-inputDetails"})
+        summary = soup.new_tag("summary")
+        summary.string = "Show code"
+        wrapper.wrap(details)
+        details.insert(0, summary)
+
+
 def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
     """Write the executed notebook ``nb`` as one self-contained HTML file (code, outputs, images
     embedded), without progress bars, whose timings change from run to run; returns ``path``.
 
     ``figures_json`` (the run's ``figures.json``) gives each saved figure's image its alt text
-    (:func:`figure_alts`) instead of nbconvert's "No description has been provided".
+    (:func:`figure_alts`) instead of nbconvert's "No description has been provided". The page loads
+    nothing from another host and folds the code (:func:`offline`).
 
     The cell tags of :data:`HTML_TAGS` (those of jupyter-book) leave out what changes from run to
     run or machine to machine without being a result, e.g. ``# %% tags=["remove-output"]`` on a
@@ -88,16 +108,16 @@ def render_html(nb, path: Path, title: str, figures_json: Path | None = None) ->
     exporter = HTMLExporter(embed_images=True)
     exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    alts = figure_alts(nb, figures_json)
-    if alts:
-        from bs4 import BeautifulSoup  # nbconvert's own dependency, which writes the generic alt
+    from bs4 import BeautifulSoup  # nbconvert's own dependency, which writes the generic alt
 
-        soup = BeautifulSoup(body, features="html.parser")
-        for img in soup.find_all("img"):
-            data = img.get("src", "").removeprefix("data:image/png;base64,").strip()
-            if data in alts:
-                img["alt"] = alts[data]
-        body = str(soup)
+    soup = BeautifulSoup(body, features="html.parser")
+    alts = figure_alts(nb, figures_json)
+    for img in soup.find_all("img"):
+        data = img.get("src", "").removeprefix("data:image/png;base64,").strip()
+        if data in alts:
+            img["alt"] = alts[data]
+    offline(soup)
+    body = str(soup)
     with atomic_path(path) as tmp:
         tmp.write_text(body, encoding="utf-8")
     return path

@@ -172,7 +172,7 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
     path = figures / notebook / "metrics.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _fmt(s: Mapping[str, float]) -> str:
@@ -319,7 +319,7 @@ def update_readme(readme: Path, table: pd.DataFrame) -> bool:
     between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
     if not readme.exists():
         return False
-    text = _between(readme.read_text(), "<!-- report:start -->", "<!-- report:end -->",
+    text = _between(readme.read_text(encoding="utf-8"), "<!-- report:start -->", "<!-- report:end -->",
                     results_markdown(table, "figures/REPORT.md#claim-{key}"))
     if text is None:
         return False

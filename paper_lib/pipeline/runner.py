@@ -1,7 +1,8 @@
 """Execute a jupytext notebook headlessly with papermill (what ``make all`` runs).
 
 ``python -m paper_lib.pipeline.runner notebooks/01_grammar_probe.py --profile smoke`` converts
-the ``py:percent`` source to ``build/notebooks/01_grammar_probe.ipynb``, checks the parameters
+the ``py:percent`` source to a notebook of this run's own in ``build/notebooks/`` (two runs of one
+notebook, ``make``'s and a ``lab/`` copy's, never share a file), checks the parameters
 (``-p NAME VALUE``) against the notebook's ``parameters`` cell before any kernel starts, runs
 it with papermill and streams its progress (one line per code cell, and the notebook's own
 tqdm bars) to the terminal.
@@ -21,7 +22,9 @@ The kernel writes into a fresh staging folder; the runner swaps it in for the ol
 folder only when every cell ran (and the HTML is written), then writes the executed notebook.
 A failed run leaves the old outputs as they were, no executed notebook (so ``make`` reruns
 it), its notebook with the traceback in ``build/<profile>/failed/`` and a one-line error.
-The profile has one source, ``--profile``: ``-p profile`` is refused. Our design: the paper is silent.
+The profile has one source, ``--profile``: ``-p profile`` is refused. A run that cannot finish (a
+signal, a full or read-only disk, a kernel that does not start) ends with one line and keeps what
+it finished (:mod:`paper_lib.pipeline.failures`). Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -31,14 +34,15 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_path, fresh_dir, replace_dir
+from .atomic import atomic_path, check_replaceable, fresh_dir, replace_dir, scratch_path
+from .failures import Attempt, quiet_start_errors, signal_of, signals_interrupt, start_timeout
 from .kernel import KERNEL_ENV, describe_exit, exit_status, kernel_env, watched_kernel_manager
 from .params import check_values
 from .profiles import check_profile, get_profile
@@ -56,11 +60,13 @@ PROFILE_PARAM = ("the profile is set with --profile, never with -p profile (it a
 
 
 class NotebookFailed(RuntimeError):
-    """A cell raised; the message is one line and ``failed`` the executed notebook with the traceback."""
+    """A cell raised, the kernel died or never started, a write failed or a signal came; the message is
+    one line, ``failed`` the executed notebook as far as it ran, ``code`` the exit status (1, or
+    ``128 + signal`` for an interrupted run)."""
 
-    def __init__(self, message: str, failed: Path):
+    def __init__(self, message: str, failed: Path, code: int = 1):
         super().__init__(message)
-        self.failed = failed
+        self.failed, self.code = failed, code
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,11 @@ class RunPlan:
     def publishes(self) -> bool:
         """Whether the outputs go to ``figures/`` (not at a profile that never publishes, smoke)."""
         return self.publish and get_profile(self.profile).publishes
+
+    @property
+    def kept(self) -> Path:
+        """Where a finished run's outputs go when they cannot be put in place (a full or read-only disk)."""
+        return self.root / "build" / self.profile / "kept" / self.name
 
 
 def plan(source: str | Path, profile: str, publish: bool = False, root: str | Path | None = None) -> RunPlan:
@@ -180,19 +191,23 @@ class _Progress:
         """The heading of the cell being run (papermill's injected cell has none of its own)."""
         return self.heading.get(self.cell.get("id"), "the values papermill injects") if self.cell is not None else ""
 
+    def now(self) -> str:
+        """Where the run is: ``in cell [3] (heading)``, or ``before its first cell``."""
+        if self.cell is None:
+            return "before its first cell"
+        head = self.where()
+        return f"in cell [{self.cell.get('execution_count') or self.k}]" + (f" ({head})" if head else "")
+
     def died(self, status: int | None, failed: Path) -> str:
         """The one line for a kernel that died while this hook's cell ran."""
         how = describe_exit(status)
         kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {_rel(failed)}"
-        if self.cell is None:
-            return f"{self.name}: the kernel died before its first cell: {how}{kept}"
-        head = self.where()
-        return (f"{self.name}: the kernel died in cell [{self.cell.get('execution_count') or self.k}]"
-                + (f" ({head})" if head else "") + f": {how}{kept}")
+        return f"{self.name}: the kernel died {self.now()}: {how}{kept}"
 
 
 def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,
-                 publish: bool = False, root: str | Path | None = None, stream: bool = False) -> Path:
+                 publish: bool = False, root: str | Path | None = None, stream: bool = False,
+                 start_timeout_s: float | None = None) -> Path:
     """Convert, check and execute one notebook; return the executed ``.ipynb`` path.
 
     Args:
@@ -205,6 +220,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         root: the project root (default: the source's checkout, whose ``paper_lib`` the kernel
             imports first, whatever environment runs it).
         stream: print one line per code cell and the notebook's printed output and progress bars.
+        start_timeout_s: seconds the kernel may take to start (default ``PAPER_LIB_START_TIMEOUT``, else 60).
 
     Raises:
         ValueError: unknown profile, bad parameter (see :func:`check_notebook_parameters`),
@@ -215,7 +231,9 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         FileNotFoundError: no such source.
         NotebookFailed: a cell raised, or the kernel died (one-line message naming the cell and,
             for a dead kernel, the signal; the old outputs are untouched, the notebook as far as it
-            ran is in ``build/<profile>/failed/``).
+            ran is in ``build/<profile>/failed/``); the kernel never answered; a write failed (a full
+            disk); a signal interrupted the run (what is kept: :mod:`paper_lib.pipeline.failures`).
+        PermissionError: the output folder cannot be replaced (read-only), before any cell runs.
 
     A source or ``paper_lib`` file whose content changed on disk while the notebook ran is named
     in a one-line warning on stderr (the run used the content read at its start).
@@ -230,66 +248,69 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     parameters = dict(parameters or {})
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
+    commit = _check_publishable(source, p)
+    _check_paired(source, p)
+    text = source.read_text(encoding="utf-8")
+    read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
+    timeout = start_timeout(start_timeout_s)
+    check_replaceable(p.outputs)  # a read-only figures/<notebook>/: one line before any cell runs
+    run = Attempt(p, scratch_path(p.root / "build" / "notebooks", p.name, ".ipynb"))  # this run's own conversion
+    manager, nb = watched_kernel_manager(), None
+    try:
+        nb = convert(source, run.ipynb, text)
+        check_notebook_parameters(run.ipynb, p.name, parameters)
+        run.progress, run.stage = _Progress(p.name, nb, shown=stream), fresh_dir(p.outputs)
+        run.running = scratch_path(p.executed.parent, p.name, ".ipynb")
+        env = {"notebook": p.name, "profile": profile, "root": str(p.root), "dir": str(p.outputs),
+               "stage": str(run.stage), "git_commit": commit, "published": p.publishes,
+               "source": _source_name(source, p.root)}
+        if stream:
+            why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
+            print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
+        extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
+        # pipeline/threads.py: the kernel's OpenMP threads sleep while they wait for a core.
+        for key, value in WAIT_POLICY_ENV.items():
+            os.environ.setdefault(key, value)
+        with kernel_env(p.root, env, RUN_ENV, source_date_epoch(p.root)), quiet_start_errors():
+            done = pm.execute_notebook(str(run.ipynb), str(run.running), parameters={"profile": profile, **parameters},
+                                       kernel_name="python3", cwd=str(source.parent), progress_bar=False,
+                                       extra_arguments=KERNEL_ARGS, on_cell_execute=run.progress,
+                                       kernel_manager_class=manager, start_timeout=timeout, **extra)
+        run.phase = "ran"
+        _publish(run, tidy(done), parameters, commit)
+    except DeadKernelError:  # the OOM killer, a segfault: say which cell, keep the notebook as far as it ran
+        run.keep_notebook()
+        raise NotebookFailed(run.progress.died(exit_status(manager), p.failed), p.failed) from None
+    except pm.PapermillExecutionError as err:
+        run.keep_notebook()
+        if err.ename == "KeyboardInterrupt":  # the Ctrl-C reached the kernel first
+            raise NotebookFailed(run.stopped("interrupted by SIGINT"), p.failed, 130) from None
+        where = _headings(nb)[min(err.cell_index, len(nb.cells)) - 1] if err.cell_index else ""
+        first = (str(err.evalue).strip().splitlines() or [""])[0]
+        raise NotebookFailed(f"{p.name} failed in cell [{err.exec_count}]" + (f" ({where})" if where else "")
+                             + f": {err.ename}: {first}; traceback in {_rel(p.failed)}", p.failed) from None
+    except (KeyboardInterrupt, RuntimeError, OSError) as err:  # a signal, a kernel that never answered, a full disk
+        status = exit_status(manager) if isinstance(err, RuntimeError) and manager.processes else None
+        if (stopped := run.explain(err, status, timeout)) is None:
+            raise
+        raise NotebookFailed(stopped[0], p.failed, stopped[1]) from None
+    finally:
+        run.clean()
+    _warn_changed(read, p.name)
+    return p.executed
+
+
+def _check_publishable(source: Path, p: RunPlan) -> str:
+    """The commit of the sources; when publishing, refuse a scratch copy and uncommitted sources."""
     commit, reason = source_commit(p.root)
     tracked = p.root / "notebooks" / source.name
     if p.publishes and source != tracked:  # a scratch copy (lab/, `make lab`) is never the default
         raise ValueError(f"refusing to publish {_rel(source)}: only notebooks/{source.name}, committed, publishes to "
                          f"figures/{p.name}/; run it without --publish (outputs then go to "
-                         f"{_rel(plan(source, profile, False, p.root).outputs)}/)")
+                         f"{_rel(plan(source, p.profile, False, p.root).outputs)}/)")
     if p.publishes:
         check_clean(commit, f"figures/{p.name}/", reason, p.root)
-    _check_paired(source, p)
-    text = source.read_text(encoding="utf-8")
-    read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
-    ipynb = p.root / "build" / "notebooks" / f"{p.name}.ipynb"
-    nb = convert(source, ipynb, text)
-    check_notebook_parameters(ipynb, p.name, parameters)
-    stage = fresh_dir(p.outputs)
-    p.executed.parent.mkdir(parents=True, exist_ok=True)
-    running = p.executed.parent / f".{p.name}.running-{os.getpid()}.ipynb"
-    run = {"notebook": p.name, "profile": profile, "root": str(p.root), "dir": str(p.outputs),
-           "stage": str(stage), "git_commit": commit, "published": p.publishes, "source": _source_name(source, p.root)}
-    if stream:
-        why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
-        print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
-    progress, manager = _Progress(p.name, nb, shown=stream), watched_kernel_manager()
-    extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
-    # pipeline/threads.py: the kernel's OpenMP threads sleep while they wait for a core.
-    for key, value in WAIT_POLICY_ENV.items():
-        os.environ.setdefault(key, value)
-    try:
-        with kernel_env(p.root, run, RUN_ENV, source_date_epoch(p.root)):
-            done = pm.execute_notebook(str(ipynb), str(running), parameters={"profile": profile, **parameters},
-                                       kernel_name="python3", cwd=str(source.parent), progress_bar=False,
-                                       extra_arguments=KERNEL_ARGS, on_cell_execute=progress,
-                                       kernel_manager_class=manager, **extra)
-        done = tidy(done)
-        if publish:
-            html = render_html(done, stage / f"{p.name}.html", p.name, figures_json=stage / "figures.json")
-            metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
-            threads = json.loads(metrics.read_text()).get("threads") if metrics.is_file() else None
-            record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": profile, "parameters": parameters,
-                                   "git_commit": commit, **({"threads": threads} if threads else {})})
-        replace_dir(stage, p.outputs)
-        import nbformat
-
-        with atomic_path(p.executed) as tmp:
-            nbformat.write(done, str(tmp))
-        p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
-    except DeadKernelError:  # the OOM killer, a segfault: say which cell, keep the notebook as far as it ran
-        _keep_failed(running, p.failed)
-        raise NotebookFailed(progress.died(exit_status(manager), p.failed), p.failed) from None
-    except pm.PapermillExecutionError as err:
-        _keep_failed(running, p.failed)
-        where = _headings(nb)[min(err.cell_index, len(nb.cells)) - 1] if err.cell_index else ""
-        first = (str(err.evalue).strip().splitlines() or [""])[0]
-        raise NotebookFailed(f"{p.name} failed in cell [{err.exec_count}]" + (f" ({where})" if where else "")
-                             + f": {err.ename}: {first}; traceback in {_rel(p.failed)}", p.failed) from None
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-        running.unlink(missing_ok=True)
-    _warn_changed(read, p.name)
-    return p.executed
+    return commit
 
 
 def _check_paired(source: Path, p: RunPlan) -> None:
@@ -312,11 +333,23 @@ def _warn_changed(read: dict[Path, str | None], name: str) -> None:
               "read at the start, and the next `make` reruns it", file=sys.stderr, flush=True)
 
 
-def _keep_failed(running: Path, failed: Path) -> None:
-    """Move the notebook as far as it ran (papermill saved it) to ``failed``."""
-    failed.parent.mkdir(parents=True, exist_ok=True)
-    if running.exists():
-        os.replace(running, failed)
+def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> None:
+    """Put a run whose every cell ran in place: the HTML and its stamp (``make``'s run), the staging
+    folder swapped in for the old outputs, then the executed notebook (``make``'s target)."""
+    import nbformat
+
+    p, stage = run.plan, run.stage
+    if p.publish:
+        html = render_html(done, stage / f"{p.name}.html", p.name, figures_json=stage / "figures.json")
+        metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
+        threads = json.loads(metrics.read_text(encoding="utf-8")).get("threads") if metrics.is_file() else None
+        record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": p.profile, "parameters": parameters,
+                               "git_commit": commit, **({"threads": threads} if threads else {})})
+    replace_dir(stage, p.outputs)
+    run.phase = "published"
+    with atomic_path(p.executed) as tmp:
+        nbformat.write(done, str(tmp))
+    p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
 
 
 def _source_name(source: Path, root: Path) -> str:
@@ -356,19 +389,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="set a parameter of the notebook's parameters cell; VALUE is read as JSON "
                          "(e.g. -p overrides '{\"seeds\": [3, 4]}'), else as a string")
+    ap.add_argument("--start-timeout", type=float, default=None, metavar="SECONDS",
+                    help="seconds the kernel may take to start and answer (default: $PAPER_LIB_START_TIMEOUT, else 60)")
     args = ap.parse_args(argv)
     name = Path(args.source).stem
+    if (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "") != "utf8" and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")  # a notebook's "—" on a latin-1 or ASCII terminal: shown as "?"
     try:
-        p = plan(args.source, args.profile, args.publish)
-        params = parse_params(args.param)
-        t0 = time.perf_counter()
-        executed = run_notebook(args.source, args.profile, params, publish=args.publish, stream=True)
-    except (ValueError, FileNotFoundError) as err:
+        with signals_interrupt():
+            p = plan(args.source, args.profile, args.publish)
+            params = parse_params(args.param)
+            t0 = time.perf_counter()
+            executed = run_notebook(args.source, args.profile, params, publish=args.publish, stream=True,
+                                    start_timeout_s=args.start_timeout)
+    except (ValueError, FileNotFoundError, PermissionError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except NotebookFailed as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return err.code
+    except KeyboardInterrupt as err:  # before the run began or after it ended: nothing of it to keep
+        print(f"error: {name}: interrupted by {signal.Signals(signal_of(err)).name}", file=sys.stderr)
+        return 128 + signal_of(err)
     print(f"[{name}] done in {time.perf_counter() - t0:.0f} s -> {_rel(p.outputs)}; "
           f"executed notebook {_rel(executed)}", flush=True)
     return 0

@@ -84,7 +84,7 @@ def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
     notebook's title."""
     meta = figures / notebook / "figures.json"
     if meta.exists():
-        entry = json.loads(meta.read_text()).get(stem) or {}
+        entry = json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}
         if entry.get("alt"):
             return str(entry["alt"])
     return f"{stem_words(stem)}, a figure of {title or notebook}"
@@ -265,7 +265,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         meta_path = figures / name / "metrics.json"
         run = ""
         if meta_path.exists():
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
             run = (f"Run at the `{meta.get('profile', profile)}` profile from commit "
                    f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
         page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run)
@@ -358,7 +358,7 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
         stage(profile, staging, executed, figures, claims, headline, summary)
         cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
                "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace")
         html_dir = Path(tmp) / "out" / "_build" / "html"
         if proc.returncode != 0 or not (html_dir / "index.html").exists():
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
