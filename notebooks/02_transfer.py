@@ -50,7 +50,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 import paper_lib.experiments.transfer_tables as tt
 from paper_lib.claims.grammar import CLAIMS
@@ -59,6 +59,7 @@ from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.agreement_stage import READERS as AGR_READ
 from paper_lib.experiments.agreement_stage import agreement_stage, attractor_accuracy
 from paper_lib.experiments.transfer import run_seed, settings_for
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.parallel import parallel_map
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict, settings_table

@@ -189,9 +189,11 @@ CLAIMS = Claims((
           prefixes=("time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
                     "time_identity_oracle", "time_structure_oracle", "time_oracle_converged"),
           figure="time_by_lag.png",
-          versus="time_structure_bank"),
+          versus="time_structure_bank",
+          figures=("time_map", "time_by_lag")),
     Claim("depth_map", "Fixed-coefficient accumulation dilutes across depth; learned selection avoids it",
           "the paper's general principle", None, "06_boundary_map", (), depth_dilution(),
           gate=depth_learnable(), prefixes=("depth_both_acc_",), figure="depth_map.png",
-          headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_"),
+          headline="depth_both_acc_plain_", versus="depth_both_acc_dwa_",
+          figures=("depth_map", "depth_learning_curves")),
 ), LABELS)

@@ -200,7 +200,8 @@ CLAIMS = Claims((
           near("spcn_probe_acc_A", 0.960, 0.03, 0.08),
           gate=beats_negative_controls("spcn_probe_acc_A", ("spcn_untrained_acc_A", "spcn_level1_floor_acc_A")),
           prefixes=("spcn_level1_floor_acc_A", "spcn_untrained_acc_A"),
-          figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning"),
+          figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning",
+          figures=("accuracy_sources", "per_role")),
     Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces, where the "
           "fixed code cannot do the job: Grammar B's unseen content words, with word codes learned from unlabelled A "
           "and B sentences (Hebbian, zero labels; the probe trained on A's labels)",
@@ -210,12 +211,14 @@ CLAIMS = Claims((
           gate=ceiling_above_floor("backprop_content_acc_B", "spcn_floor_content_acc_B"),
           prefixes=("backprop_content_acc_B", "spcn_category_codes_content_acc_B", "spcn_learned_feat_acc_A",
                     "spcn_level1_floor_acc_A", "spcn_backprop_acc_A", "spcn_untrained_acc_A"),
-          figure="learned_codes_B.png", versus="spcn_floor_content_acc_B"),
+          figure="learned_codes_B.png", versus="spcn_floor_content_acc_B",
+          figures=("learned_codes_B", "pghu_learning")),
     Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary); the total mixes function words and content words",
           "0.618", 0.618, "02_transfer", ("spcn_acc_B",), near("spcn_acc_B", 0.618, 0.10, 0.20),
           gate=beats_negative_controls("spcn_acc_B", ("spcn_none_acc_B",)),
           prefixes=("spcn_function_acc_B", "spcn_content_acc_B", "spcn_none_acc_B"), figure="table2.md",
-          versus="spcn_none_acc_B"),
+          versus="spcn_none_acc_B",
+          figures=("per_role", "timescales")),
     # Depth where the right answer is the minority under uncertainty. The metric is
     # SPCN's subject-number accuracy at the verb after a centre-embedded stack, pooled over the items
     # with k >= 1 attractors (paper_lib.data.agreement); the BiGRU, which reads the main verb itself,
@@ -226,7 +229,9 @@ CLAIMS = Claims((
           gate=any_solves(("bigru_attractor_acc_ge1",), 0.9),
           prefixes=("spcn_attractor_acc_", "gru_causal_attractor_acc_", "bigru_attractor_acc_", "spcn_deep_acc_A",
                     "spcn_deep_acc_hard", "bigru_deep_acc_hard", "gru_causal_deep_acc_hard"),
-          figure="accuracy_by_attractors.png", versus="gru_causal_attractor_acc_ge1"),
+          figure="accuracy_by_attractors.png", versus="gru_causal_attractor_acc_ge1",
+          comparable=False,  # the paper's 0.84 is role accuracy at depth >= 2, ours subject-number agreement
+          figures=("accuracy_by_attractors", "accuracy_by_depth")),
     Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the "
           "structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without "
           "<unk> training)", "SPCN > BiGRU", None, "02_transfer",
@@ -243,7 +248,8 @@ CLAIMS = Claims((
           beats("bigru_lexical_causal_acc_A", "spcn_lexical_causal_acc_A", margin=0.10),
           prefixes=("bigru_lexical_acc_A", "spcn_lexical_acc_A", "gru_causal_lexical_causal_acc_A",
                     "spcn_content_acc_lag_", "gru_causal_content_acc_lag_", "bigru_content_acc_lag_"),
-          figure="role_groups.md", versus="spcn_lexical_causal_acc_A"),
+          figure="role_groups.md", versus="spcn_lexical_causal_acc_A",
+          figures=("content_by_lag", "accuracy_by_dependency")),
     Claim("lag_equal_state", "At equal state, a learned GRU keeps word identity that the fixed trace bank loses "
           "(notebook 02's lag curves, lag 1 and 4, both read by the same linear probe)", "beyond the paper", None,
           "02_transfer", ("lag1_identity_acc_gru", "lag1_identity_acc_bank", "lag4_identity_acc_gru",
@@ -253,5 +259,6 @@ CLAIMS = Claims((
           gate=oracle_below_learned("lag4_identity_acc_bank_oracle", "lag4_identity_acc_gru"),
           gated="the number; not attributable to the fixed traces",
           prefixes=("lag4_identity_acc_bank_oracle", "lag4_oracle_converged"),
-          headline="lag4_identity_acc_gru", versus="lag4_identity_acc_bank"),
+          headline="lag4_identity_acc_gru", versus="lag4_identity_acc_bank",
+          figures=("lag_decodability",)),
 ), LABELS)

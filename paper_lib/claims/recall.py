@@ -176,7 +176,8 @@ CLAIMS = Claims((
           recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
           gate=solves("recall_acc_transformer_", RECALL_SOLVED), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
           figure="recall_by_pairs.png", shown=("recall_baseline_",),
-          headline="recall_acc_spen_", versus="recall_acc_transformer_"),
+          headline="recall_acc_spen_", versus="recall_acc_transformer_",
+          figures=("recall_by_pairs", "recall_capacity", "recall_by_distance")),
     Claim("recall_attribution", "The loss is the fixed traces' own: the best reader of the fixed traces fails where a "
           "learned recurrence of equal state succeeds", "beyond the paper (the paper's mechanism)", None,
           "05_associative_recall", (), traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"),
@@ -184,5 +185,6 @@ CLAIMS = Claims((
           gate=any_solves(("recall_acc_transformer", "recall_acc_spen_token_attention"), RECALL_SOLVED),
           prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_spen_selective_", "recall_acc_oracle_"),
           figure="recall_by_pairs.png",
-          shown=("recall_baseline_", "recall_state_"), headline="recall_acc_oracle_", versus="recall_acc_spen_"),
+          shown=("recall_baseline_", "recall_state_"), headline="recall_acc_oracle_", versus="recall_acc_spen_",
+          figures=("recall_by_pairs",)),
 ), LABELS)
