@@ -96,8 +96,11 @@ test-browser: $(VENV)/.site-extra  ## the site, built from a fixture, in headles
 # never touch a tracked notebook. They open as notebooks (jupytext, paired with an .ipynb that
 # git ignores, with the python3 kernel of their header); nbstripout keeps outputs out of any
 # .ipynb that git sees.
+# LAB_ARGS: more JupyterLab options, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`. As root
+# (a container) JupyterLab refuses to start without --allow-root, which is then added.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 LAB_ARGS ?=
+LAB_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
 $(VENV)/.notebook-extra: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install -q -e ".[dev,notebook]"
@@ -108,7 +111,7 @@ lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of noteb
 	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
 	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
 	@$(PY) -m paper_lib.pipeline.lab .
-	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ARGS)
+	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ROOT) $(LAB_ARGS)
 
 # `make test` runs its three parts two at a time (each single-threaded: a smoke notebook's tensors are tiny),
 # in Python's UTF-8 mode (the tests' own files; paper_lib names every encoding, tests/test_fault_encodings.py).

@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 import torch
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from paper_lib.claims.grammar import CLAIMS
 from paper_lib.data.grammar import ROLE_KIND, ROLES, make_split, role_inventory
@@ -76,6 +76,7 @@ from paper_lib.experiments.grammar_probe import (
     settings_for,
     summary_table,
 )
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.parallel import call, parallel_map
 from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs

@@ -50,7 +50,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 import paper_lib.experiments.transfer_tables as tt
 from paper_lib.claims.grammar import CLAIMS
@@ -66,6 +66,7 @@ from paper_lib.experiments.agreement_stage import (
 )
 from paper_lib.experiments.lag_stage import BANK, DECODER, GRU, lag_stage, oracle_metrics
 from paper_lib.experiments.transfer import run_seed, settings_for
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.parallel import call, parallel_map
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict, settings_table

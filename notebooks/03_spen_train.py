@@ -51,13 +51,14 @@ import matplotlib.ticker as mticker
 import pandas as pd
 import seaborn as sns
 import torch
-from IPython.display import Markdown, display
+from IPython.display import display
 from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
 
 from paper_lib.claims.lm import CLAIMS, copies_in_context, gap_grows
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
 from paper_lib.lm_recipe import build_lm, induction_length, run_lm
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, legend_outside, log2_ticks, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise

@@ -55,7 +55,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from paper_lib import predictors as ap
 from paper_lib.claims.lm import CLAIMS, clearly_better
@@ -71,6 +71,7 @@ from paper_lib.experiments.predictor_ablation import (
     settings_for,
 )
 from paper_lib.lm_recipe import lr_for
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise

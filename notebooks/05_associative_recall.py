@@ -70,12 +70,13 @@ import time
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 from tqdm.auto import tqdm
 
 from paper_lib.claims.recall import CLAIMS, RECALL_SOLVED, recall_solved
 from paper_lib.experiments import associative_recall as ar
 from paper_lib.experiments import recall_tables as rt
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import clipped_yerr, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict

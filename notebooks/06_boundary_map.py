@@ -89,12 +89,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 from tqdm.auto import tqdm
 
 from paper_lib.claims.boundary import CLAIMS
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.models.depth_probe import FIXED_ARMS, INPUT_DEPENDENT_ARMS
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict

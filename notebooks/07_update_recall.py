@@ -77,12 +77,13 @@ import time
 
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 from tqdm.auto import tqdm
 
 from paper_lib.claims.update import CLAIMS, UPDATE_KEPT, UPDATE_STATES
 from paper_lib.experiments import update_recall as ur
 from paper_lib.experiments import update_tables as ut
+from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise

@@ -84,4 +84,4 @@ def test_a_notebook_verdict_line_shows_unk_instead_of_an_html_tag():
     m = {"spcn_struct_context_acc_B": _s(0.36, 0.07), "gru_causal_struct_context_acc_B": _s(0.66, 0.08),
          "causal_gru_nodrop_struct_context_acc_B": _s(0.67, 0.18)}
     line = CLAIMS.markdown("structure", m, "cpu")
-    assert "&lt;unk>" in line and "<unk>" not in line and "Verdict: **no**" in line
+    assert r"\<unk\>" in line and "<unk>" not in line and "Verdict: **no**" in line

@@ -119,6 +119,8 @@ def test_plain_words_replace_metric_names_and_distance_formats():
     assert _distance(within, {"spcn_probe_acc_A": _s(0.96000001)}) == "0.000"          # never "-0.000"
     assert _distance(CLAIMS["ablation"], {"loss_linear": _s(4.7)}) == "not comparable"
     assert _distance(CLAIMS["recall"], {}) == "—"
+    # the paper's 0.84 is role accuracy at depth >= 2, ours subject-number agreement: no distance
+    assert _distance(CLAIMS["deep"], {"spcn_attractor_acc_ge1": _s(0.976)}) == "not comparable"
 
 
 def test_the_report_keeps_the_published_row_order_and_every_family():

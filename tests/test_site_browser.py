@@ -123,3 +123,17 @@ def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
     assert folded.count() > 0
     assert not folded.first.evaluate("d => d.open")
     page.close()
+
+
+def test_unk_shows_no_nan_and_undecided_figures_are_marked(browser, served):
+    from paper_lib.pipeline.marks import MARK_PREFIX
+
+    base, _ = served
+    page, status, remote, _ = _open(browser, f"{base}/05_associative_recall.html")
+    assert status == 200 and remote == []
+    text = page.locator("article").inner_text()
+    assert "BiGRU without <unk> training" in text and "so is <unk>." in text   # the source's <unk>, shown
+    assert "NaN" not in "".join(page.locator("table").all_inner_texts())
+    alts = page.evaluate("[...document.images].map(i => i.alt)")
+    assert any(a.startswith(MARK_PREFIX) and "Recall accuracy" in a for a in alts)  # recall_by_pairs: an undecided claim
+    page.close()

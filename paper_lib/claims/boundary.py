@@ -217,7 +217,8 @@ CLAIMS = Claims((
                    "its step budget in every seed; negative: the oracle reads no identity at the largest lag (upper "
                    "95% CI <= 0.05); upper bound: the oracle of the fixed traces, an MLP per lag fed fresh sequences "
                    "until its held-out accuracy is flat (stopped on a plateau in every seed), read against the "
-                   "learned states' own linear heads"),
+                   "learned states' own linear heads",
+          figures=("time_map", "time_by_lag")),
     Claim("depth_map", "Across 16 layers (d_model 16 and 32): a fixed decay below 1 forgets the first input; learned "
           "coefficients learn the state chain in fewer steps than the fixed residual sum; the fastest learner is "
           "input-dependent", "the paper's general principle", None, "06_boundary_map", (), depth_carry_selection(),
@@ -228,5 +229,6 @@ CLAIMS = Claims((
                    "first input at the deepest depth (copy below 0.5, below the plain residual's); every rule trains "
                    "until every seed reaches the criterion, stops gaining or uses its 6,000 steps (learning curves "
                    "drawn), the carry gates starting as carriers (bias -3); the input-dependence control: static, the "
-                   "highway with one gate for every input"),
+                   "highway with one gate for every input",
+          figures=("depth_map", "depth_learning_curves")),
 ), LABELS)

@@ -204,7 +204,8 @@ CLAIMS = Claims((
           figure="table1.md", versus="spcn_level1_floor_acc_A", gated="the number; not attributable to learning",
           controls="positive: the supervised BiGRU on the same sentences (bigru_acc_A, the paper's 96% is of it); "
                    "negative: the untrained SPCN and the level-1 traces read by the same probe (no learning), which "
-                   "SPCN must beat with CIs apart for the number to be credited to learning (the gate)"),
+                   "SPCN must beat with CIs apart for the number to be credited to learning (the gate)",
+          figures=("accuracy_sources", "per_role")),
     # The Hebbian settings were chosen on seed 0's scores: the row is decided on fresh seeds
     # (settings fixed before they ran, metrics ending in _fresh); the first seeds are shown beside them.
     Claim("learning", "Label-free learning adds role information beyond the fixed word code and its traces, where the "
@@ -223,7 +224,8 @@ CLAIMS = Claims((
                    "codes with CIs apart (the gate); negative: the fixed codes (no learning), which the Hebbian codes "
                    "must beat; oracle: B words given the codes of A's words of their category (what the readout does "
                    "with codes that carry the category); the rule reads the fresh seeds only, the Hebbian settings "
-                   "having been chosen on seed 0"),
+                   "having been chosen on seed 0",
+          figures=("learned_codes_B", "pghu_learning")),
     Claim("transfer_B", "SPCN transfers A -> B (unseen vocabulary); the total mixes function words and content words",
           "0.618", 0.618, "02_transfer", ("spcn_acc_B", "spcn_learning_gain_B", "context_free_acc_B"),
           gr.learning_and_context("spcn_learning_gain_B", 0.10, "spcn_acc_B", "context_free_acc_B",
@@ -234,7 +236,8 @@ CLAIMS = Claims((
           controls="positive: the BiGRU on B must beat the context-free control with CIs apart (a reader of context "
                    "can use it; the gate); negative: the context-free control (function words by their A role, every "
                    "other word the most frequent content role) and SPCN without learning, which SPCN must beat, the "
-                   "latter by the row's 0.10 margin (paired over seeds), for the number to be credited to learning"),
+                   "latter by the row's 0.10 margin (paired over seeds), for the number to be credited to learning",
+          figures=("per_role", "timescales")),
     # Deep embedding as number agreement across attractors (paper_lib.data.agreement): stacks of 1-4
     # relatives, decided on how fast SPCN's accuracy falls per attractor against the causal GRU's.
     # The paper's 0.84 is deep-embedded role accuracy, a different task: no distance.
@@ -253,7 +256,8 @@ CLAIMS = Claims((
           controls="positive: the BiGRU, which also reads the main verb, must reach 0.9 (the label is decidable), and "
                    "the causal GRU must reach 0.9 without attractors (a learned causal state can do it); negative: "
                    "the better of two surface heuristics (the nearest noun's number, the majority number) must fail "
-                   "at every k >= 2 (upper 95% CI below 0.75)"),
+                   "at every k >= 2 (upper 95% CI below 0.75)",
+          figures=("accuracy_by_attractors", "accuracy_by_depth")),
     Claim("structure", "SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the "
           "structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without "
           "<unk> training)", "SPCN > BiGRU", None, "02_transfer",
@@ -283,7 +287,8 @@ CLAIMS = Claims((
           figure="role_groups.md", versus="spcn_lexical_causal_acc_A",
           controls="positive: the BiGRU (supervised, both directions) must read these roles at 0.9 (they are "
                    "learnable); negative: SPCN on the same roles in Grammar B, where the deciding word is unseen, "
-                   "must fall below its Grammar A accuracy with CIs apart (the roles need the word's identity)"),
+                   "must fall below its Grammar A accuracy with CIs apart (the roles need the word's identity)",
+          figures=("content_by_lag", "accuracy_by_dependency")),
     Claim("lag_equal_state", "At equal state, a learned GRU keeps word identity that the fixed trace bank loses "
           "(lags 1, 2 and 4; both states read by the same MLP oracle fed fresh documents, the bank also by its "
           "closed-form decoder)", "beyond the paper", None, "02_transfer",
@@ -299,5 +304,6 @@ CLAIMS = Claims((
                    "oracle fitted on the bank's states paired with another document's words must read no more than "
                    "chance + 0.02; oracles: the MLP readers fed fresh documents (a lower bound unless their loss is "
                    "flat: the convergence curves) and, for the bank, the closed-form decoder of its 0.5 trace, exact "
-                   "up to float32 rounding"),
+                   "up to float32 rounding",
+          figures=("lag_decodability",)),
 ), LABELS)

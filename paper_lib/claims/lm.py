@@ -163,7 +163,8 @@ CLAIMS = Claims((
                    "frequencies) and the Transformer copying in context (its induction score; the gate, so a gap "
                    "is not read off a Transformer that cannot use attention); negative: none that must fail (the "
                    "row measures a ratio of two trained models, not what the traces hold); rival: the Transformer "
-                   "of matched depth, width and positions trained on the same tokens and steps"),
+                   "of matched depth, width and positions trained on the same tokens and steps",
+          figures=("token_scaling", "induction_score", "learning_curves", "loss_by_repeat", "loss_by_position")),
     Claim("ablation", "Predictor ablation: linear, linear attention, softmax attention give the same loss",
           "7.60 nats, all three", 7.60, "04_predictor_ablation", PAPER, spread(PAPER, 0.02, 0.05),
           gate=first_gate(copies_in_context("induction_transformer", "loss_transformer"),
@@ -174,5 +175,6 @@ CLAIMS = Claims((
                    "attention, history attention, the selective reader or the Transformer) beating every bounded one "
                    "with CIs apart (the gates: a tie that no reader can break says nothing about the readers); "
                    "negative: none that must fail (the tie of the three paper readers is the claim); oracle: none is "
-                   "run, so the tie shows three readers alike, not the lowest loss the traces allow"),
+                   "run, so the tie shows three readers alike, not the lowest loss the traces allow",
+          figures=("learning_curves", "loss_by_repeat")),
 ), LABELS)

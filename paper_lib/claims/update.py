@@ -124,7 +124,7 @@ CLAIMS = Claims((
           "budget)", "beyond the paper (the paper's mechanism)", None, "07_update_recall", (), update_kept(),
           gate=update_learnable(), prefixes=("update_acc_",), figure="update_by_gap.png",
           shown=("update_bound_", "update_bayes_", "update_oracle_converged_", "update_baseline_", "update_state_",
-                 "update_sigma"), headline="update_acc_bank_oracle_", versus="update_acc_scan_",
+                 "update_sigma"), headline="update_acc_bank_oracle_", versus="update_acc_scan_", figures=("update_by_gap", "update_learning_curves"),
           controls="positive: the Transformer of equal noise recalls the latest value (>= 0.95 at every gap), and a "
                    "learned state reaches 0.9 at gap 2; negative: the exact baselines (keys ignored; any value bound to "
                    "the query key, about 0.42) must stay below the learned states; oracle: the Bayes accuracy of "

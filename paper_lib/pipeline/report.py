@@ -33,6 +33,7 @@ import pandas as pd
 
 from .atomic import write_text
 from .labels import Labels
+from .markdown import escape_tags
 from .profiles import PROFILES, get_profile
 from .provenance import REPO_ROOT, output_dir
 from .rules import Gate, Metrics, Rule, sizes
@@ -61,6 +62,8 @@ class Claim:
         versus: the one metric of the "against" cell (the control or rival the rule compares with).
         comparable: whether ours and the paper's number measure the same thing (same task and
             scale), so that a "distance" means something; ``False`` shows "not comparable".
+        figures: the stems of every figure that shows the claim's numbers; where the verdict is
+            not yes, partly or no, the site marks each on its face (:mod:`paper_lib.pipeline.marks`).
         gated: the verdict shown when ``gate`` fires (default "not informative at this budget"; a
             claim whose gate is a negative control names what the number is not attributable to).
         controls: the claim's strongest controls in words (the positive control that must pass, the
@@ -84,6 +87,7 @@ class Claim:
     comparable: bool = True
     gated: str = "not informative at this budget"
     controls: str = ""
+    figures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,13 +137,14 @@ class Claims:
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
         """What a notebook prints for claim ``key``: one line of Markdown, the claim, the verdict in
-        bold, the reason and the rule in words. ``<`` is written ``&lt;`` so that ``<unk>`` shows in
-        JupyterLab and in the executed notebook's HTML instead of vanishing as an unknown HTML tag."""
+        bold, the reason and the rule in words, its ``<word>`` pseudo-tags escaped
+        (:func:`~paper_lib.pipeline.markdown.escape_tags`) so that ``<unk>`` shows in JupyterLab and
+        in the executed notebook's HTML instead of vanishing as an unknown HTML tag."""
         claim, v = self[key], self.verdict(key, metrics, profile)
         plain = self.labels.plain
         line = (f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
                 f"Rule: {plain(claim.rule.__doc__)}.")
-        return line.replace("<", "&lt;")
+        return escape_tags(line)
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:

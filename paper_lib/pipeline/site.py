@@ -24,6 +24,7 @@ Sphinx's ``_static`` folder.
 """
 from __future__ import annotations
 
+import base64
 import copy
 import html
 import importlib.util
@@ -40,17 +41,13 @@ from typing import Iterable, Mapping
 import nbformat
 
 from .atomic import fresh_dir, replace_dir
+from .markdown import escape_tags
+from .marks import figure_marks, mark_png
 from .profiles import check_profile, get_profile
 from .provenance import REPO_ROOT, output_dir
 from .report import Claims, claims_table
 
 PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
-
-# HTML elements a notebook's Markdown may mean; any other ``<word>`` (``<unk>``) is text.
-_HTML_TAGS = {"a", "abbr", "b", "br", "code", "del", "details", "div", "em", "hr", "i", "img", "kbd", "li",
-              "ol", "p", "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody",
-              "td", "th", "thead", "tr", "u", "ul"}
-
 
 # --------------------------------------------------------------------------- text
 
@@ -59,17 +56,6 @@ def md_escape(text: object) -> str:
     syntax (``<unk>`` as an HTML tag, ``|`` as a table column, ``$`` as math) backslash-escaped,
     newlines as spaces."""
     return re.sub(r"([\\`*_\[\]<>|$&{}#~])", r"\\\1", " ".join(str(text).split()))
-
-
-def escape_tags(markdown: str) -> str:
-    """``markdown`` with every ``<word>`` that is no HTML element (``<unk>``) escaped, outside
-    code spans and fences, so it shows instead of vanishing as an unknown tag."""
-    def fix(part: str) -> str:
-        return re.sub(r"</?([A-Za-z][\w-]*)>",
-                      lambda m: m.group(0) if m.group(1).lower() in _HTML_TAGS
-                      else m.group(0).replace("<", "\\<").replace(">", "\\>"), part)
-    parts = re.split(r"(```.*?```|`[^`\n]*`)", markdown, flags=re.S)
-    return "".join(p if i % 2 else fix(p) for i, p in enumerate(parts))
 
 
 def stem_words(stem: str) -> str:
@@ -127,7 +113,8 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
 # --------------------------------------------------------------------------- notebook pages
 
 def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
-                     notebook: str, run: str = "") -> nbformat.NotebookNode:
+                     notebook: str, run: str = "", claim_figures: Mapping[str, Iterable[str]] | None = None
+                     ) -> nbformat.NotebookNode:
     """A copy of the executed notebook ``nb`` ready for its page.
 
     - a Findings Markdown cell first (:func:`findings_markdown`; the title moves into it);
@@ -135,11 +122,14 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
       empty cells;
     - every code cell tagged ``hide-input`` (folded, a reader can open it);
     - image outputs with alt text (:func:`figure_alt`, from the figure stems the cell saves): a
-      cell with several images is split so that each image carries its own alt text;
+      cell with several images is split so that each image carries its own alt text; the
+      saved 150 dpi PNG in place of the inline image; the figures of a claim (``claim_figures``:
+      key -> stems) whose verdict in ``rows`` is undecided marked on their face (:mod:`.marks`);
     - ``<word>`` pseudo-tags (``<unk>``) escaped in Markdown cells and Markdown outputs.
     """
-    nb = copy.deepcopy(nb)
+    nb, rows = copy.deepcopy(nb), list(rows)
     title = notebook_title(nb, notebook)
+    marks = figure_marks(rows, claim_figures or {})
     cells = [c for c in nb.cells if not PARAMETER_TAGS & set(c.get("metadata", {}).get("tags", []))]
     while cells and not cells[-1].source.strip() and not cells[-1].get("outputs"):
         cells.pop()
@@ -160,18 +150,32 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
         for o in cell.get("outputs", []):
             if "text/markdown" in o.get("data", {}):
                 o["data"]["text/markdown"] = escape_tags(o["data"]["text/markdown"])
-        out.extend(_split_images(cell, figures, notebook, title))
+        out.extend(_split_images(cell, figures, notebook, title, marks))
     nb.cells = out
     return nb
 
 
-def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str) -> list:
+def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str,
+                  marks: Mapping[str, str] | None = None) -> list:
     """``cell`` as one or more cells whose image outputs carry alt text (``mystnb.image.alt``,
     which MyST-NB applies to every image of a cell): one stem per image where the cell saves as
-    many figures as it shows, else every stem in one alt text."""
+    many figures as it shows, else every stem in one alt text. Where the counts agree, each image
+    is the saved ``figures/<notebook>/<stem>.png`` (150 dpi) when it exists; an image of a stem in
+    ``marks`` (stem -> band, :func:`paper_lib.pipeline.marks.figure_marks`) carries its band, and
+    its alt text begins with it (every image of the cell where the counts disagree)."""
     images = [i for i, o in enumerate(cell.outputs) if any(k.startswith("image/") for k in o.get("data", {}))]
     stems = re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", cell.source)  # out.save_figure(fig, "x")
-    alts = [figure_alt(figures, notebook, s, title) for s in stems]
+    marks = marks or {}
+    if len(stems) == len(images):
+        for stem, i in zip(stems, images, strict=True):
+            _mark_output(cell.outputs[i], figures / notebook / f"{stem}.png", marks.get(stem, ""))
+        alts = [(f"{marks[s]}. " if s in marks else "") + figure_alt(figures, notebook, s, title) for s in stems]
+    else:
+        band = next((marks[s] for s in stems if s in marks), "")
+        for i in images:
+            _mark_output(cell.outputs[i], None, band)
+        alts = [figure_alt(figures, notebook, s, title) for s in stems]
+        alts = [f"{band}. " + ("; ".join(alts) or f"A figure of {title}")] if band else alts
     if len(alts) != len(images) or len(images) < 2:
         alts = ["; ".join(alts) or f"A figure of {title}"] if images else []
         images = images[:1]
@@ -183,6 +187,16 @@ def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, tit
         piece.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
         pieces.append(piece)
     return pieces or [cell]
+
+
+def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -> None:
+    """Give one image ``output`` the bytes of ``saved`` (when that file exists) and the ``band``
+    above it (when non-empty), as base64 PNG."""
+    data = output["data"]
+    if "image/png" not in data or not (band or (saved and saved.is_file())):
+        return
+    png = saved.read_bytes() if saved and saved.is_file() else base64.b64decode(data["image/png"])
+    data["image/png"] = base64.b64encode(mark_png(png, band) if band else png).decode()
 
 
 # --------------------------------------------------------------------------- the landing page
@@ -268,14 +282,18 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             run = (f"Run at the `{meta.get('profile', profile)}` profile from commit "
                    f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
-        page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run)
+        page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run,
+                                {c.key: c.figures for c in claims if c.notebook == name})
         nbformat.write(page, staging / path.name)
         names.append(name)
     rel, alt, (notebook, stem) = None, "", headline or ("", "")
     if headline and (figures / notebook / f"{stem}.png").exists():
         rel = f"{stem}.png"
-        shutil.copyfile(figures / notebook / rel, staging / rel)
-        alt = figure_alt(figures, notebook, stem, titles.get(notebook, ""))
+        band = figure_marks([r for r in rows if r["notebook"] == notebook],
+                            {c.key: c.figures for c in claims if c.notebook == notebook}).get(stem, "")
+        png = (figures / notebook / rel).read_bytes()
+        (staging / rel).write_bytes(mark_png(png, band) if band else png)
+        alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]

@@ -1,0 +1,43 @@
+"""Markdown that shows what it says: a ``<word>`` that is no HTML element (``<unk>``, the GRU
+taggers' unknown-word token) is escaped, so JupyterLab, nbconvert's HTML and the site show it
+instead of swallowing it as an unknown tag. Every notebook's Markdown comes through here:
+:func:`Markdown` for what a notebook displays, :func:`escape_tags` for the verdict lines
+(:meth:`paper_lib.pipeline.report.Claims.markdown`) and the site's pages. Our design: the paper
+is silent.
+"""
+from __future__ import annotations
+
+import re
+
+HTML_TAGS = frozenset({"a", "abbr", "b", "br", "code", "del", "details", "div", "em", "hr", "i", "img", "kbd",
+                       "li", "ol", "p", "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table",
+                       "tbody", "td", "th", "thead", "tr", "u", "ul"})
+"""The HTML elements a notebook's Markdown may mean; any other ``<word>`` is text."""
+
+_TAG = re.compile(r"</?([A-Za-z][\w-]*)>")
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", flags=re.S)
+
+
+def escape_tags(markdown: str) -> str:
+    """``markdown`` with every ``<word>`` or ``</word>`` that is no element of :data:`HTML_TAGS`
+    backslash-escaped (``\\<unk\\>``, which CommonMark, JupyterLab's renderer, nbconvert and MyST
+    all show as ``<unk>``), outside code spans and fences (where ``<unk>`` already shows)."""
+    def fix(part: str) -> str:
+        return _TAG.sub(lambda m: m.group(0) if m.group(1).lower() in HTML_TAGS
+                        else m.group(0).replace("<", "\\<").replace(">", "\\>"), part)
+    parts = _CODE.split(markdown)
+    return "".join(p if i % 2 else fix(p) for i, p in enumerate(parts))
+
+
+def Markdown(text: str):  # noqa: N802 -- the name notebooks know from IPython.display
+    """``IPython.display.Markdown`` of ``text`` with :func:`escape_tags` applied: what every
+    notebook displays its Markdown with.
+
+    Raises:
+        TypeError: ``text`` is not a string (one line naming its type).
+    """
+    from IPython.display import Markdown as IPythonMarkdown
+
+    if not isinstance(text, str):
+        raise TypeError(f"Markdown needs a string, got {type(text).__name__}")
+    return IPythonMarkdown(escape_tags(text))

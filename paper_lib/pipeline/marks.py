@@ -1,0 +1,57 @@
+"""A figure says on its face when its claim decides nothing: every figure of a claim whose verdict
+is not yes, partly or no (not informative at this budget, undetermined, not attributable, not run)
+carries a band above it with the verdict, drawn from the claim's verdict (the report's row), never
+by hand. The site (:mod:`paper_lib.pipeline.site`) applies it to the figures of its pages. Our
+design: the paper is silent.
+"""
+from __future__ import annotations
+
+import io
+from typing import Iterable, Mapping
+
+DECIDED = ("yes", "partly", "no")
+"""The verdicts a figure shows as a result; any other marks it."""
+MARK_PREFIX = "Not a result"
+"""How a marked figure's band and alt text begin."""
+
+
+def mark_text(holds: str) -> str:
+    """The band of a figure whose claim reads ``holds``, or ``""`` when the claim is decided."""
+    if holds.split(":")[0].strip() in DECIDED:
+        return ""
+    return f"{MARK_PREFIX}: the claim reads “{holds}”"
+
+
+def figure_marks(rows: Iterable[Mapping[str, object]], figures: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """``{figure stem: band}`` of one notebook: ``rows`` are its report rows (``key``, ``holds``),
+    ``figures`` each claim key's figure stems. A figure of several claims is marked when any of
+    them is undecided, with the first such verdict."""
+    marks: dict[str, str] = {}
+    for r in rows:
+        text = mark_text(str(r["holds"]))
+        for stem in figures.get(str(r["key"]), ()):
+            if text and stem not in marks:
+                marks[stem] = text
+    return marks
+
+
+def mark_png(data: bytes, text: str) -> bytes:
+    """PNG ``data`` (H, W) with a band of ``text`` above it, dark red on pale, at least 14 px
+    tall and sized to the image's width. Raises ``PIL.UnidentifiedImageError``: not an image."""
+    from matplotlib import font_manager
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    w, h = image.size
+    size = max(12, min(28, w // 45))
+    font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
+    while size > 8 and font.getlength(text) > w - 16:
+        size -= 1
+        font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
+    band = int(size * 1.8)
+    out = Image.new("RGB", (w, h + band), (255, 236, 230))
+    out.paste(image, (0, band))
+    ImageDraw.Draw(out).text((8, (band - size) // 2), text, fill=(150, 20, 20), font=font)
+    buf = io.BytesIO()
+    out.save(buf, format="PNG")
+    return buf.getvalue()
