@@ -1,5 +1,5 @@
 # The two commands: `make all` (rebuild every table and figure) and `make test`.
-# PROFILE=smoke|cpu|paper (default cpu) is passed to every notebook as papermill's `profile`.
+# PROFILE=smoke|cpu|paper|gpu (default cpu) is passed to every notebook as papermill's `profile`.
 PROFILE ?= cpu
 VENV ?= .venv
 PYTHON ?= python3
@@ -25,7 +25,7 @@ all: $(EXECUTED) report site  ## rebuild every notebook's tables and figures, th
 
 help:  ## this list
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
-	@echo "one notebook: make NAME [PROFILE=smoke|cpu|paper], NAME in: $(NOTEBOOKS)"
+	@echo "one notebook: make NAME [PROFILE=smoke|cpu|paper|gpu], NAME in: $(NOTEBOOKS)"
 
 $(VENV)/.installed: pyproject.toml
 	@if [ ! -x $(PY) ]; then \

@@ -123,5 +123,20 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
 }
 
 
-PROFILE_SETTINGS: dict[str, dict[str, dict]] = {"smoke": _SMOKE, "cpu": {}, "paper": _PAPER}
+# Ours: notebooks 03 and 04 on one GPU in minutes, on the offline corpus (the cpu profile's text).
+# 32 windows of 1024 tokens a step, 3000 steps: about 1e8 training tokens (the corpus repeats).
+_GPU_LM = merged({"data": {"max_train_chars": 400_000_000, "max_val_chars": 5_000_000}},
+                 _matched(8, 512, 1024, n_head=8, d_ff=2048, d_bottleneck=256),
+                 {"train": {"seq_len": 1024, "batch_size": 32, "lr": 6e-4, "steps": 3000, "warmup_steps": 150,
+                            "log_every": 50}, "eval_tokens": 1_048_576, "seeds": [0]})
+_GPU: dict[str, dict] = {
+    "lm": _GPU_LM,
+    "spen_train": merged(_GPU_LM, {"sweep_lrs": [3e-4, 6e-4, 1.2e-3], "sweep_steps": 300,
+                                   "eval_at": [750, 1500], "throughput_batch_tokens": 65536,
+                                   "throughput_steps": 5}),
+    "predictor_ablation": merged(_GPU_LM, {"train": {"steps": 1000, "warmup_steps": 100}, "workers": 1}),
+}
+
+
+PROFILE_SETTINGS: dict[str, dict[str, dict]] = {"smoke": _SMOKE, "cpu": {}, "paper": _PAPER, "gpu": _GPU}
 """Profile -> settings section -> what that profile changes in it (a section it lacks: the defaults)."""

@@ -57,9 +57,9 @@ def test_no_module_spells_a_profile_by_its_name():
 def test_unknown_profile_is_one_line_naming_the_allowed():
     with pytest.raises(ValueError) as err:
         check_profile("laptop")
-    assert str(err.value) == "unknown profile 'laptop'; allowed: smoke, cpu, paper"
+    assert str(err.value) == "unknown profile 'laptop'; allowed: smoke, cpu, paper, gpu"
     proc = subprocess.run([sys.executable, "-m", "paper_lib.pipeline.profiles", "laptop"], capture_output=True, text=True)
-    assert proc.returncode == 1 and proc.stderr.strip() == "error: unknown profile 'laptop'; allowed: smoke, cpu, paper"
+    assert proc.returncode == 1 and proc.stderr.strip() == "error: unknown profile 'laptop'; allowed: smoke, cpu, paper, gpu"
     assert notebooks_main(["notebooks/none.py", "--profile", "laptop"]) == 2
 
 
@@ -69,6 +69,21 @@ def test_configure_never_changes_the_profile_settings():
     before = json.dumps(PROFILE_SETTINGS["smoke"]["spen_train"], sort_keys=True, default=str)
     s = configure(Settings(), "spen_train", "smoke", {"train": {"steps": 3}}, PROFILE_SETTINGS)
     assert s.train.steps == 3 and json.dumps(PROFILE_SETTINGS["smoke"]["spen_train"], sort_keys=True, default=str) == before
+
+
+def test_the_gpu_profile_builds_the_language_models_of_notebooks_03_and_04():
+    from paper_lib.experiments.predictor_ablation import Settings as AblationSettings
+    from paper_lib.experiments.spen_train import Settings
+
+    gpu = get_profile("gpu")
+    assert (gpu.figures, gpu.docs, gpu.proves_nothing, gpu.readme) == ("figures/gpu", "docs/gpu", False, False)
+    assert set(PROFILE_SETTINGS["gpu"]) == {"lm", "spen_train", "predictor_ablation"}
+    s = configure(Settings(), "spen_train", "gpu", None, PROFILE_SETTINGS)
+    sizes = (s.spen.n_layer, s.spen.d_model, s.transformer.n_head, s.train.seq_len, s.train.batch_size, s.train.steps)
+    assert sizes == (8, 512, 8, 1024, 32, 3000)
+    assert s.train.seq_len * s.train.batch_size * s.train.steps >= 9.8e7      # about 1e8 training tokens
+    a = configure(AblationSettings(), "predictor_ablation", "gpu", None, PROFILE_SETTINGS)
+    assert (a.spen.d_model, a.train.steps) == (512, 1000)
 
 
 def test_mean_ci95_known_values():
@@ -227,12 +242,12 @@ def test_make_rejects_an_unknown_profile_before_installing(tmp_path):
     proc = subprocess.run(["make", "-s", "check-profile", "PROFILE=huge"], cwd=ROOT, capture_output=True, text=True,
                           env=env)
     assert proc.returncode != 0
-    assert "unknown profile 'huge'; allowed: smoke, cpu, paper" in proc.stderr
+    assert "unknown profile 'huge'; allowed: smoke, cpu, paper, gpu" in proc.stderr
     venv = tmp_path / "venv"
     proc = subprocess.run(["make", "all", "PROFILE=typo", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
                           env=env)
     assert proc.returncode != 0 and proc.stdout == "" and not venv.exists()  # nothing installed, nothing run
-    assert proc.stderr.strip().endswith("*** error: unknown profile 'typo'; allowed: smoke, cpu, paper.  Stop.")
+    assert proc.stderr.strip().endswith("*** error: unknown profile 'typo'; allowed: smoke, cpu, paper, gpu.  Stop.")
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

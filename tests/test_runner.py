@@ -72,7 +72,7 @@ def test_one_source_of_truth_for_each_run_parameter_the_profile_flag(demo, capsy
     assert err == ("error: the profile is set with --profile, never with -p profile (it also decides where the "
                    "outputs and the executed notebook land)")
     assert _one_line_error(capsys, [str(demo), "--profile", "typo"]) == \
-        "error: unknown profile 'typo'; allowed: smoke, cpu, paper"
+        "error: unknown profile 'typo'; allowed: smoke, cpu, paper, gpu"
     assert not (demo.parent.parent / "build" / "executed").exists()
 
 
@@ -134,7 +134,7 @@ def test_one_source_of_truth_for_each_run_parameter_injected_names_checked_in_th
 
 
 def test_one_source_of_truth_for_each_run_parameter_values_and_the_runners_profile(monkeypatch):
-    with pytest.raises(ValueError, match=r"^unknown profile 'nonsense'; allowed: smoke, cpu, paper$"):
+    with pytest.raises(ValueError, match=r"^unknown profile 'nonsense'; allowed: smoke, cpu, paper, gpu$"):
         check_parameters({"profile": "nonsense", "overrides": {}})
     with pytest.raises(ValueError, match=r"^overrides must be a dict of setting -> value"):
         check_parameters({"profile": "cpu", "overrides": [1]})

@@ -9,7 +9,7 @@ MODULES = [grammar_probe, transfer, spen_train, predictor_ablation, associative_
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper", "gpu"])
 def test_every_profile_passes_its_own_checks(module, profile):
     assert module.settings_for(profile).seeds
 
