@@ -18,7 +18,7 @@ endif
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check venv lab check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check device-prepare device-study device-publish venv lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report site  ## rebuild every notebook's tables and figures, the report and the site, at PROFILE (default cpu)
@@ -50,7 +50,7 @@ check-profile:  ## check PROFILE (every target does, before it installs anything
 # never run) are remade. So a file copied in with an old date (cp -p, rsync -a, tar, unzip) or
 # edited after a clock change reruns, a source saved while make ran it reruns next time, and one
 # rewritten with the same bytes (Jupyter saving a notebook that was only opened) reruns nothing.
-ifneq ($(filter-out clean help venv lint lab check-profile test test-fast test-slow test-browser bench bench-contention gpu-check,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help venv lint lab check-profile test test-fast test-slow test-browser bench bench-contention gpu-check device-prepare device-study device-publish,$(or $(MAKECMDGOALS),all)),)
 STALE := $(shell $(PYTHON) -m paper_lib.pipeline.deps --stale build/executed/$(PROFILE) $(NOTEBOOKS:%=notebooks/%.py))
 endif
 .PHONY: FORCE
@@ -141,8 +141,28 @@ bench: | venv  ## figures/bench/ema.csv (EMA kernel vs memory floor), throughput
 bench-contention: | venv  ## figures/bench/contention.csv: notebook 01 at smoke, idle and beside a 2-thread load
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/bench_contention.py
 
+# Without .git (a lent device's copy of the tree: no network, no git) gpu-check runs with $(PYTHON)
+# as it is, installs nothing and writes under build/ (a figure is published only from a clean commit).
+ifeq ($(wildcard .git),)
+gpu-check:
+	$(PYTHON) benchmarks/gpu_check.py
+else
 gpu-check: | venv  ## figures/bench/gpu_check.csv: EMA, SPEN, Transformer (and NCCL) on CUDA; skips on a CPU
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/gpu_check.py
+endif
+
+# Experiment 2 on a lent GPU, in three steps (README, "On a GPU"): prepare here, run there, publish here.
+DEVICE_BUDGET_S ?= 840
+DEVICE_OUT ?= build/gpu
+device-prepare: | venv  ## CPU side: build/gpu/tokens.npz and SOURCES.json (the sources' commit) for the device study
+	$(PY) benchmarks/device_study.py prepare --profile gpu --out $(DEVICE_OUT)
+
+device-study:  ## GPU side, offline, with $(PYTHON) as it is: gpu_check, then 03 and 04 at gpu in DEVICE_BUDGET_S (840) s [PACK=file.tar.gz]
+	$(PYTHON) benchmarks/device_study.py run --out $(DEVICE_OUT) --budget-s $(DEVICE_BUDGET_S) $(if $(PACK),--pack $(PACK))
+
+device-publish: | venv  ## CPU side: RUN=build/gpu or the packed .tar.gz into figures/gpu/ and figures/gpu/REPORT.md
+	@test -n "$(RUN)" || { echo "device-publish: say which run, e.g. make device-publish RUN=build/gpu (or the .tar.gz from PACK)"; exit 2; }
+	$(PY) benchmarks/device_study.py publish $(RUN)
 
 lint: | venv  ## ruff over paper_lib, notebooks, tests, benchmarks
 	$(PY) -m ruff check paper_lib notebooks tests benchmarks

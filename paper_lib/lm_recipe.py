@@ -209,6 +209,7 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, evaluation: Evaluati
         evaluation: what is measured (:class:`Evaluation`).
         lr, steps: a short run's rate and length (the sweep; :func:`train_config`).
         out_dir, resume: checkpoints and log (:func:`paper_lib.train.train`); ``progress``: its bar.
+        device: where the model trains (default: the first GPU when torch sees one, else the CPU).
 
     Returns:
         ``{"model", "seed", "lr", "params", "history" (DataFrame), "train_tokens_per_s", "final_loss",
@@ -219,8 +220,7 @@ def run_lm(kind: str, s: LMSettings, data: dict, seed: int, evaluation: Evaluati
     cfg, vocab, e = train_config(kind, s, seed, lr, steps), data["tokenizer"].get_vocab_size(), evaluation
     check_splits(data, cfg.seq_len, ("train", *e.final_splits, *((e.split,) if e.at or e.layer_probe else ())))
     model = build_lm(kind, s, vocab, seed, predictor)
-    if device is not None:
-        model = model.to(device)
+    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))  # bf16 autocast on CUDA: train
     marks = set(e.at)
     points, last, copies = [], {}, {}                               # copies: step -> induction_score(...)
     induction_len = induction_length(s) if e.induction else None

@@ -45,7 +45,7 @@ def unnamed_encodings(tree: ast.AST) -> list[tuple[int, str]]:
         if name in ("read_text", "write_text") and isinstance(f, ast.Attribute):  # Path's (atomic.write_text is UTF-8)
             found.append((node.lineno, name))
         elif name in ("open", "fdopen") and not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
-                                                 and f.value.id in ("os", "zipfile", "Image", "gzip", "bz2")
+                                                 and f.value.id in ("os", "zipfile", "tarfile", "Image", "gzip", "bz2")
                                                  and name == "open"):
             at = 1 if isinstance(f, ast.Name) or name == "fdopen" else 0  # open(path, mode) / path.open(mode)
             mode = _keyword(node, "mode") or (node.args[at] if len(node.args) > at else None)

@@ -13,9 +13,11 @@ Three evaluation texts, never mixed up:
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .corpus import Corpus, load_corpus, load_eval_docs
+from .token_file import TOKEN_FILE_ENV, load_token_file
 from .tokenizer import encode_docs, get_tokenizer
 
 
@@ -47,8 +49,13 @@ def prepare_data(settings, data_dir: Path | None = None) -> dict:
 
     Raises:
         CorpusNeedsNetworkError: a hub corpus or the GPT-2 tokenizer offline.
-        ValueError: ``dev_every`` < 2.
+        ValueError: ``dev_every`` < 2; a token file made with other settings.
+
+    With ``PAPER_LIB_TOKEN_FILE`` set, the streams and the tokenizer come from that file
+    (:func:`paper_lib.data.token_file.load_token_file`, checked against ``settings``), not from the corpus.
     """
+    if token_file := os.environ.get(TOKEN_FILE_ENV):
+        return load_token_file(token_file, settings)
     full = load_corpus(settings.corpus, max_train_chars=settings.max_train_chars,
                        max_val_chars=settings.max_val_chars, min_chars=settings.min_chars,
                        data_dir=data_dir)

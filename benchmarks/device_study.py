@@ -1,0 +1,431 @@
+"""Experiment 2 on a lent GPU: notebooks 03 and 04 at the ``gpu`` profile, offline, in minutes.
+
+Three steps, two machines (our design: the paper is silent):
+
+1. ``prepare`` (the CPU machine, a clean git checkout; ``make device-prepare``): tokenizes the
+   offline corpus once for the profile's data settings into ``build/gpu/tokens.npz``
+   (:mod:`paper_lib.data.token_file`, at most 60 MiB) and writes ``build/gpu/SOURCES.json``: the
+   sources' commit and the sha256 of every file notebooks 03 and 04 read
+   (:func:`paper_lib.pipeline.deps.inputs`). ``build/gpu`` then travels with the tree.
+2. ``run`` (the GPU machine: no network, no ``.git``, no ``pip install``; ``make device-study``):
+   checks the sources against ``SOURCES.json`` (so no git is needed there), runs
+   ``benchmarks/gpu_check.py`` (EMA kernels, tokens/s, MFU, memory, host syncs), then notebooks 03
+   and 04, each executed as the plain Python its jupytext source is (no papermill, Jupyter or IPython
+   needed: ``display`` prints tables and text into the step's log) with ``profile`` set to
+   the profile, its outputs stamped with the recorded commit. A time guard (``--budget-s``, default
+   840 s = 14 minutes) gives each step what is left and stops a step that outruns it cleanly: its
+   half-written outputs are removed, what finished before is kept. Everything lands under
+   ``build/gpu/``; ``summary.json`` and one screen of text say what ran, how long, and the
+   headline numbers. ``--pack FILE`` also writes it all as one ``.tar.gz`` (what a device's
+   ``$OUT`` brings back). Exit status: 0 every step finished, 1 a step failed or was stopped, 2 a
+   one-line error before anything ran (sources differ from the record, no ``SOURCES.json``).
+3. ``publish DIR_OR_TAR`` (the CPU machine again; ``make device-publish RUN=...``): checks the run
+   was made from the current, clean sources' commit, copies its notebooks' outputs to
+   ``figures/gpu/<notebook>/`` (and ``gpu_check.csv`` to ``figures/gpu/bench/``) and writes
+   ``figures/gpu/REPORT.md`` (``python -m paper_lib.claims report --profile gpu``). A run from
+   another commit is refused in one line (exit status 2).
+
+``--profile smoke --device cpu`` runs the same three steps at a tiny size on a CPU (the tests).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from paper_lib.pipeline import deps  # noqa: E402  (standard library only)
+from paper_lib.pipeline.atomic import replace_dir, write_json  # noqa: E402
+
+STUDY = ("03_spen_train", "04_predictor_ablation")
+"""The notebooks of the study, in the order they run."""
+GPU_CHECK_S = 240
+"""At most this many seconds of the budget go to ``gpu_check.py``."""
+RESERVE_S = 15
+"""Seconds kept back from every step for the summary and the archive."""
+NEEDS = ("numpy", "pandas", "scipy", "sklearn", "torch", "matplotlib", "seaborn", "tokenizers", "safetensors",
+         "threadpoolctl", "tqdm", "tabulate")
+"""The packages notebooks 03 and 04 import from the token file on (no corpus loaders, no Jupyter)."""
+HEADLINE = {  # notebook -> the metrics printed in the summary (nats, perplexity, tokens/s)
+    "03_spen_train": ("spen_val_ppl", "transformer_val_ppl", "ppl_ratio", "bigram_val_loss", "spen_val_loss",
+                      "transformer_val_loss", "transformer_induction_score", "throughput_ratio"),
+    "04_predictor_ablation": ("ppl_linear", "ppl_linear_attention", "ppl_softmax_attention", "ppl_transformer",
+                              "bounded_spread", "induction_transformer"),
+}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- prepare (CPU side)
+
+def data_settings(profile: str):
+    """Notebook 03's data settings at ``profile``.
+
+    Raises:
+        ValueError: notebook 04's data settings differ (one token file serves both).
+    """
+    from paper_lib.experiments import predictor_ablation, spen_train
+
+    s03, s04 = spen_train.settings_for(profile).data, predictor_ablation.settings_for(profile).data
+    if s03 != s04:
+        raise ValueError(f"notebooks 03 and 04 read different data at profile {profile} ({s03} vs {s04}); "
+                         "one token file cannot serve both")
+    return s03
+
+
+def prepare(out: Path, profile: str, allow_dirty: bool = False) -> Path:
+    """Write ``out/tokens.npz`` and ``out/SOURCES.json`` (see the module docstring); returns the record's path.
+
+    Raises:
+        ValueError: uncommitted sources or no commit git can give (unless ``allow_dirty``: then
+            the record says so and ``publish`` refuses the run).
+    """
+    from paper_lib.data.lm_data import prepare_data
+    from paper_lib.data.token_file import TOKEN_FILE_ENV, save_token_file
+    from paper_lib.pipeline.provenance import check_clean, source_commit
+
+    commit, reason = source_commit(ROOT)
+    if not allow_dirty:
+        check_clean(commit, "a device study", reason, root=ROOT)
+    os.environ.pop(TOKEN_FILE_ENV, None)
+    settings = data_settings(profile)
+    tokens = save_token_file(prepare_data(settings), settings, out / "tokens.npz")
+    record = {"git_commit": commit, "profile": profile, "notebooks": list(STUDY),
+              "inputs": {nb: deps.inputs(ROOT / "notebooks" / f"{nb}.py", ROOT) for nb in STUDY},
+              "tools": {p: _sha256(ROOT / p) for p in ("benchmarks/device_study.py", "benchmarks/gpu_check.py")},
+              "tokens_sha256": _sha256(tokens)}
+    path = write_json(out / "SOURCES.json", record)
+    print(f"prepared {_rel(tokens)} ({tokens.stat().st_size / 2**20:.2f} MiB) and {_rel(path)} at commit {commit}")
+    return path
+
+
+# --------------------------------------------------------------------------- run (GPU side)
+
+def check_sources(out: Path) -> dict:
+    """``out/SOURCES.json``, after checking every recorded file still has its recorded sha256.
+
+    Raises:
+        FileNotFoundError: no record (``prepare`` first). ValueError: a file differs (named).
+    """
+    path = out / "SOURCES.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no {_rel(path)}: run `make device-prepare` on the CPU machine first")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    want = {**{k: v for nb in record["inputs"].values() for k, v in nb.items()}, **record["tools"]}
+    now = {**{k: v for nb in record["notebooks"] for k, v in deps.inputs(ROOT / "notebooks" / f"{nb}.py", ROOT).items()},
+           **{p: _sha256(ROOT / p) for p in record["tools"]}}
+    changed = sorted(k for k in set(want) | set(now) if want.get(k) != now.get(k))
+    if changed:
+        raise ValueError(f"{len(changed)} source file(s) differ from {_rel(path)} (commit {record['git_commit']}): "
+                         f"{', '.join(changed[:5])}; run `make device-prepare` again from the sources to run")
+    if _sha256(out / "tokens.npz") != record["tokens_sha256"]:
+        raise ValueError(f"{_rel(out / 'tokens.npz')} differs from the one prepared at commit {record['git_commit']}")
+    return record
+
+
+PREAMBLE = '''# The device study runs this notebook as plain Python: display() prints tables and text.
+import sys as _sys
+import types as _types
+
+try:
+    import IPython as _ipython  # noqa: F401  (the real one, when installed, for the libraries that ask for it)
+except ImportError:
+    _ipython = _types.ModuleType("IPython")
+    _ipython.version_info, _ipython.get_ipython = (8, 24, 0), lambda: None
+    _sys.modules["IPython"] = _ipython
+
+
+class Markdown:
+    def __init__(self, data=""):
+        self.data = data
+
+    def __str__(self):
+        return self.data
+
+
+def display(*objs, **_kwargs):
+    for obj in objs:
+        print(obj.to_string() if hasattr(obj, "to_string") else str(obj), flush=True)
+
+
+_display = _types.ModuleType("IPython.display")
+_display.display, _display.Markdown = display, Markdown
+_sys.modules["IPython.display"] = _ipython.display = _display
+'''
+
+
+def notebook_script(source: Path, profile: str, overrides: dict) -> str:
+    """The jupytext ``py:percent`` ``source`` as one Python script: :data:`PREAMBLE` (``display``
+    as a printout), then the source with ``profile`` and ``overrides`` set right after its
+    parameters cell (what papermill injects).
+
+    Raises:
+        ValueError: the source has no ``# %% tags=["parameters"]`` cell.
+    """
+    lines = source.read_text(encoding="utf-8").splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith("# %%") and '"parameters"' in line)
+    except StopIteration:
+        raise ValueError(f"{source} has no parameters cell (# %% tags=[\"parameters\"])") from None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("# %%")), len(lines))
+    injected = [f"profile = {profile!r}", f"overrides = {overrides!r}"]
+    return PREAMBLE + "\n".join(lines[:end] + injected + lines[end:]) + "\n"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End ``proc`` and its children: SIGTERM to its process group, SIGKILL after 10 s."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_step(cmd: list[str], log: Path, timeout_s: float, env: dict, cwd: Path = ROOT) -> tuple[str, float]:
+    """Run ``cmd`` with its output in ``log`` (and echoed), stopped after ``timeout_s`` seconds.
+    Returns ``(status, wall seconds)``, status ``"done"``, ``"failed (exit N)"`` or ``"stopped by the time guard"``."""
+    t0 = time.monotonic()
+    with log.open("w", encoding="utf-8") as f:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, encoding="utf-8", errors="replace")
+
+        def copy() -> None:  # the output, line by line, to the log and to this terminal
+            for line in proc.stdout:
+                f.write(line)
+                sys.stdout.write(line)
+            sys.stdout.flush()
+
+        reader = threading.Thread(target=copy, daemon=True)
+        reader.start()
+        try:
+            proc.wait(max(timeout_s, 0))
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            reader.join(5)
+            return "stopped by the time guard", time.monotonic() - t0
+        reader.join()
+    return ("done" if proc.returncode == 0 else f"failed (exit {proc.returncode})"), time.monotonic() - t0
+
+
+def run_notebook(name: str, out: Path, record: dict, timeout_s: float, env: dict, overrides: dict) -> tuple[str, float]:
+    """Notebook ``name`` at the recorded profile into ``out/figures/<name>``, within ``timeout_s``."""
+    from paper_lib.pipeline.atomic import fresh_dir
+    from paper_lib.pipeline.provenance import RUN_ENV
+
+    target = out / "figures" / name
+    stage = fresh_dir(target)
+    script = out / "scripts" / f"{name}.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(notebook_script(ROOT / "notebooks" / f"{name}.py", record["profile"], overrides), encoding="utf-8")
+    run = {"notebook": name, "profile": record["profile"], "root": str(out.resolve()), "dir": str(target), "stage": str(stage),
+           "git_commit": record["git_commit"], "published": False, "source": f"notebooks/{name}.py"}
+    status, wall = run_step([sys.executable, str(script)], out / f"{name}.log", timeout_s,
+                            {**env, RUN_ENV: json.dumps(run)}, cwd=ROOT / "notebooks")
+    if status == "done":
+        replace_dir(stage, target)
+    else:
+        shutil.rmtree(stage, ignore_errors=True)
+    return status, wall
+
+
+def headline(name: str, out: Path) -> list[str]:
+    """Lines ``metric: mean (± ci95)`` of :data:`HEADLINE`'s metrics from ``out/figures/<name>/metrics.json``."""
+    path = out / "figures" / name / "metrics.json"
+    if not path.is_file():
+        return []
+    metrics = json.loads(path.read_text(encoding="utf-8"))["metrics"]
+    return [f"      {key} {m['mean']:.4g}" + (f" ± {m['ci95']:.2g}" if m.get("ci95") else "") + f" (n={m['n']})"
+            for key in HEADLINE.get(name, ()) if (m := metrics.get(key)) and m.get("mean") is not None]
+
+
+def gpu_check_step(out: Path, env: dict, t_end: float) -> dict:
+    """Run ``gpu_check.py`` within :data:`GPU_CHECK_S` (and the budget); its CSV lands in ``out``."""
+    left = min(GPU_CHECK_S, t_end - time.monotonic() - RESERVE_S)
+    status, wall = run_step([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--budget-s",
+                             str(max(1, int(left * 0.6)))], out / "gpu_check.log", left, env)
+    for csv in (ROOT / "build").glob("*/figures/bench/gpu_check.csv"):
+        shutil.copy2(csv, out / "gpu_check.csv")
+    return {"step": "gpu_check", "status": status, "wall_s": round(wall, 1)}
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    """The one screen: every step's status and seconds, and the finished notebooks' :data:`HEADLINE` numbers."""
+    print(f"\n== device study, profile {summary['profile']}, {summary['device']}, sources {summary['git_commit']}")
+    for s in summary["steps"]:
+        print(f"  {s['step']:<24} {s['status']:<36} {s['wall_s']:>7.1f} s")
+        if s["status"] == "done" and (lines := headline(s["step"], out)):
+            print("\n".join(lines))
+
+
+def write_pack(out: Path, pack: Path) -> None:
+    """Everything under ``out`` but the token file, as one ``.tar.gz`` at ``pack`` (top folder ``gpu/``)."""
+    with tarfile.open(pack, "w:gz") as tar:
+        for p in sorted(out.iterdir()):
+            if p.name != "tokens.npz":
+                tar.add(p, arcname=f"gpu/{p.name}")
+    print(f"  packed -> {pack} ({pack.stat().st_size / 2**20:.1f} MiB)")
+
+
+def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, overrides: dict | None = None,
+        pack: Path | None = None) -> int:
+    """The device side (see the module docstring); returns the exit status."""
+    t_end = time.monotonic() + budget_s
+    try:
+        record = check_sources(out)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"device-study: {err}", file=sys.stderr)
+        return 2
+    import importlib.util
+
+    if missing := [m for m in NEEDS if importlib.util.find_spec(m) is None]:
+        print(f"device-study: this Python ({sys.executable}) lacks {', '.join(missing)}; the study needs "
+              f"{', '.join(NEEDS)} (carry a folder holding them on PYTHONPATH)", file=sys.stderr)
+        return 2
+    from paper_lib.data.token_file import TOKEN_FILE_ENV
+
+    env = {**os.environ, TOKEN_FILE_ENV: str((out / "tokens.npz").resolve()), "MPLBACKEND": "Agg",
+           "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    import torch
+
+    cuda = device != "cpu" and torch.cuda.is_available()
+    if device == "cuda" and not cuda:
+        print("device-study: --device cuda, but torch sees no CUDA device", file=sys.stderr)
+        return 2
+    where = torch.cuda.get_device_name(0) if cuda else "CPU"
+    print(f"device study at profile {record['profile']} on {where}, sources {record['git_commit']}, "
+          f"budget {budget_s:.0f} s", flush=True)
+    steps = [gpu_check_step(out, env, t_end) if cuda and not skip_gpu_check else
+             {"step": "gpu_check", "status": "skipped (no CUDA device)" if not cuda else "skipped", "wall_s": 0}]
+    for name in record["notebooks"]:
+        left = t_end - time.monotonic() - RESERVE_S
+        if left <= 0:
+            steps.append({"step": name, "status": "not started: the time budget is spent", "wall_s": 0})
+            continue
+        status, wall = run_notebook(name, out, record, left, env, overrides or {})
+        steps.append({"step": name, "status": status, "wall_s": round(wall, 1)})
+    summary = {"git_commit": record["git_commit"], "profile": record["profile"], "device": where,
+               "torch": torch.__version__, "budget_s": budget_s, "steps": steps}
+    write_json(out / "summary.json", summary)
+    print_summary(summary, out)
+    if pack is not None:
+        write_pack(out, pack)
+    return 0 if all(s["status"] in ("done",) or s["status"].startswith("skipped") for s in steps) else 1
+
+
+# --------------------------------------------------------------------------- publish (CPU side)
+
+def publish(source: Path, report: bool = True) -> int:
+    """Publish a device run (a folder like ``build/gpu`` or the ``--pack`` archive); returns the exit status.
+    ``report=False`` skips writing the profile's ``REPORT.md`` (the tests)."""
+    from paper_lib.pipeline.profiles import get_profile
+    from paper_lib.pipeline.provenance import source_commit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if source.is_file():
+            with tarfile.open(source) as tar:
+                tar.extractall(tmp, filter="data")
+            source = Path(tmp) / "gpu"
+        summary_path = source / "summary.json"
+        if not summary_path.is_file():
+            print(f"device-publish: no summary.json in {source}: not a device study's output", file=sys.stderr)
+            return 2
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        commit, _ = source_commit(ROOT)
+        if summary["git_commit"] != commit or commit.endswith("-dirty") or commit == "unknown":
+            print(f"device-publish: the run was made from {summary['git_commit']}, the sources here are at {commit}; "
+                  "only a run of the current, committed sources is published", file=sys.stderr)
+            return 2
+        profile = get_profile(summary["profile"])
+        if not profile.publishes:
+            print(f"device-publish: profile {profile.name} never publishes", file=sys.stderr)
+            return 2
+        published = []
+        for step in summary["steps"]:
+            folder = source / "figures" / step["step"]
+            if step["status"] != "done" or not folder.is_dir():
+                continue
+            stamps = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+            if any(v.get("git_commit") != commit for v in stamps.values()):
+                print(f"device-publish: {step['step']}'s files are not all stamped {commit}", file=sys.stderr)
+                return 2
+            target = ROOT / profile.figures / step["step"]
+            stage = target.parent / f".{target.name}.incoming"
+            shutil.rmtree(stage, ignore_errors=True)
+            shutil.copytree(folder, stage)
+            replace_dir(stage, target)
+            published.append(step["step"])
+        if (source / "gpu_check.csv").is_file():
+            (ROOT / profile.figures / "bench").mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / "gpu_check.csv", ROOT / profile.figures / "bench" / "gpu_check.csv")
+    print(f"published {', '.join(published) or 'nothing'} under {profile.figures}/ from {commit} ({summary['device']})")
+    if published and report:
+        return subprocess.call([sys.executable, "-m", "paper_lib.claims", "report", "--profile", profile.name], cwd=ROOT)
+    return 0 if published else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _cli import OneLineParser
+
+    ap = OneLineParser(prog="device_study.py", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="CPU side: the token file and the record of the sources")
+    p.add_argument("--profile", default="gpu")
+    p.add_argument("--out", type=Path, default=ROOT / "build" / "gpu")
+    p.add_argument("--allow-dirty", action="store_true", help="record uncommitted sources (the run is then never published)")
+    r = sub.add_parser("run", help="device side: gpu_check, then notebooks 03 and 04")
+    r.add_argument("--out", type=Path, default=ROOT / "build" / "gpu")
+    r.add_argument("--budget-s", type=float, default=840.0, help="seconds for everything (default 840 = 14 minutes)")
+    r.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
+    r.add_argument("--skip-gpu-check", action="store_true")
+    r.add_argument("--overrides", type=json.loads, default={}, help="JSON: the notebooks' `overrides` parameter")
+    r.add_argument("--pack", type=Path, help="also write everything as one .tar.gz here")
+    q = sub.add_parser("publish", help="CPU side: a device run's outputs into figures/<profile>/ and its REPORT.md")
+    q.add_argument("run", type=Path, help="the run's folder (build/gpu) or its --pack archive")
+    args = ap.parse_args(argv)
+    if args.command == "prepare":
+        from paper_lib.pipeline.profiles import check_profile
+
+        try:
+            check_profile(args.profile)
+            prepare(args.out, args.profile, args.allow_dirty)
+        except ValueError as err:
+            print(f"device-prepare: {err}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "run":
+        if args.budget_s <= 0:
+            ap.error(f"--budget-s must be > 0, got {args.budget_s}")
+        return run(args.out, args.budget_s, args.device, args.skip_gpu_check, args.overrides, args.pack)
+    return publish(args.run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
