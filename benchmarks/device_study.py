@@ -192,18 +192,39 @@ def notebook_script(source: Path, profile: str, overrides: dict) -> str:
     return PREAMBLE + "\n".join(lines[:end] + injected + lines[end:]) + "\n"
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies waiting for their parent count as gone;
+    without ``/proc``, whether the group can still be signalled)."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for stat in proc_dir.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="utf-8", errors="replace").rsplit(")", 1)[1].split()
+        except OSError:                 # the process ended while we looked
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":   # fields: state, ppid, pgrp, ...
+            return True
+    return False
+
+
 def _stop(proc: subprocess.Popen) -> None:
-    """End ``proc`` and its children: SIGTERM to its process group, SIGKILL after 10 s."""
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+    """End ``proc`` and every process of its group: SIGTERM, then SIGKILL after 10 s; returns once
+    none of them runs (the leader reaped, its children gone or zombies), or 5 s after SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(proc.pid):
+                return
+            time.sleep(0.05)
 
 
 def run_step(cmd: list[str], log: Path, timeout_s: float, env: dict, cwd: Path = ROOT) -> tuple[str, float]:
