@@ -258,6 +258,17 @@ BOOK_CONFIG = {
 }
 
 
+# At a phone's width (390 px) nothing may push the page sideways: a long inline code name breaks,
+# an image shrinks to the column, a wide table scrolls within itself. Jupyter Book links every
+# stylesheet in the book's _static/.
+NARROW_CSS = """code, .pre { overflow-wrap: anywhere; word-break: break-word; }
+article img { max-width: 100%; height: auto; }
+article table { display: block; max-width: 100%; overflow-x: auto; }
+.prev-next-area a { max-width: 48%; }
+.prev-next-area a p { white-space: normal; overflow-wrap: anywhere; }
+"""
+
+
 def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
           headline: tuple[str, str] | None = None, summary: str = "") -> list[str]:
     """Write the book's sources into ``staging``: ``_config.yml``, ``_toc.yml``, ``index.md``,
@@ -296,6 +307,8 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
+    (staging / "_static").mkdir(exist_ok=True)
+    (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
