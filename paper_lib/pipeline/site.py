@@ -258,14 +258,11 @@ BOOK_CONFIG = {
 }
 
 
-# At a phone's width (390 px) nothing may push the page sideways: a long inline code name breaks,
-# an image shrinks to the column, a wide table scrolls within itself. Jupyter Book links every
-# stylesheet in the book's _static/.
+# For a phone's width (390 px): a long inline code name breaks, an image shrinks to the column, a
+# wide table scrolls within itself. Jupyter Book links every stylesheet in the book's _static/.
 NARROW_CSS = """code, .pre { overflow-wrap: anywhere; word-break: break-word; }
 article img { max-width: 100%; height: auto; }
 article table { display: block; max-width: 100%; overflow-x: auto; }
-.prev-next-area a { max-width: 48%; }
-.prev-next-area a p { white-space: normal; overflow-wrap: anywhere; }
 """
 
 
