@@ -1,14 +1,11 @@
 """Plain-language names of metrics, for the report, the site and the notebooks' verdicts.
 
-Rules and gates write their reasons with metric names (``acc_<model>_A``); a reader sees
-words (``<model> accuracy on A``). The names and their words belong to the claims wing
-(:mod:`paper_lib.claims`): each family declares ``{name: label}`` and hands it to
-:class:`Labels`. A name may be a template whose fields stand in braces
-(``acc_{model}_{N}``); each field is a mapping from the codes that may stand there to their
-words (``{"a": "model A", "b": "model B"}``) or a regular expression whose match is shown as it
-is (``r"\\d+"``), and the label names the same fields (``"{model} accuracy, N={N}"``). Exact
-names come first, then the templates in the order given. This module knows no metric.
-Our design: the paper is silent.
+Rules write their reasons with metric names (``acc_<model>_A``); a reader sees words (``<model>
+accuracy on A``). Each claims family (:mod:`paper_lib.claims`) declares ``{name: label}`` and hands
+it to :class:`Labels`. A name may be a template with fields in braces (``acc_{model}_{N}``); each
+field is a mapping from codes to words (``{"a": "model A"}``) or a regular expression whose match
+is shown as it is (``r"\\d+"``), and the label names the same fields (``"{model} accuracy, N={N}"``).
+Exact names come first, then the templates in the order given. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -35,10 +32,8 @@ class Labels:
     def __init__(self, metrics: Mapping[str, str], fields: Mapping[str, Field] | None = None):
         fields = dict(fields or {})
         self.exact: dict[str, str] = {n: w for n, w in metrics.items() if "{" not in n}
-        self.templates: list[tuple[str, re.Pattern, str, dict[str, Field]]] = []
-        for name, words in metrics.items():
-            if "{" in name:
-                self.templates.append((name, _pattern(name, fields), words, fields))
+        self.templates: list[tuple[str, re.Pattern, str, dict[str, Field]]] = [
+            (n, _pattern(n, fields), w, fields) for n, w in metrics.items() if "{" in n]
 
     def label(self, name: str) -> str:
         """``name``'s words, or ``name`` itself where none is written."""

@@ -1,9 +1,6 @@
 """Markdown that shows what it says: a ``<word>`` that is no HTML element (``<unk>``, the GRU
-taggers' unknown-word token) is escaped, so JupyterLab, nbconvert's HTML and the site show it
-instead of swallowing it as an unknown tag. Every notebook's Markdown comes through here:
-:func:`Markdown` for what a notebook displays, :func:`escape_tags` for the verdict lines
-(:meth:`paper_lib.pipeline.report.Claims.markdown`) and the site's pages. Our design: the paper
-is silent.
+taggers' unknown-word token) is escaped, so JupyterLab, nbconvert and the site show it instead of
+swallowing it as an unknown tag. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -19,9 +16,8 @@ _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", flags=re.S)
 
 
 def escape_tags(markdown: str) -> str:
-    """``markdown`` with every ``<word>`` or ``</word>`` that is no element of :data:`HTML_TAGS`
-    backslash-escaped (``\\<unk\\>``, which CommonMark, JupyterLab's renderer, nbconvert and MyST
-    all show as ``<unk>``), outside code spans and fences (where ``<unk>`` already shows)."""
+    """``markdown`` with every ``<word>`` or ``</word>`` not in :data:`HTML_TAGS` backslash-escaped
+    (``\\<unk\\>``), outside code spans and fences."""
     def fix(part: str) -> str:
         return _TAG.sub(lambda m: m.group(0) if m.group(1).lower() in HTML_TAGS
                         else m.group(0).replace("<", "\\<").replace(">", "\\>"), part)
@@ -30,8 +26,7 @@ def escape_tags(markdown: str) -> str:
 
 
 def Markdown(text: str):  # noqa: N802 -- the name notebooks know from IPython.display
-    """``IPython.display.Markdown`` of ``text`` with :func:`escape_tags` applied: what every
-    notebook displays its Markdown with.
+    """``IPython.display.Markdown`` of ``text`` with :func:`escape_tags` applied.
 
     Raises:
         TypeError: ``text`` is not a string (one line naming its type).

@@ -1,8 +1,7 @@
 """A figure says on its face when its claim decides nothing: every figure of a claim whose verdict
-is not yes, partly or no (not informative at this budget, undetermined, not attributable, not run)
-carries a band above it with the verdict, drawn from the claim's verdict (the report's row), never
-by hand. The site (:mod:`paper_lib.pipeline.site`) applies it to the figures of its pages. Our
-design: the paper is silent.
+is not yes, partly or no carries a band above it with the verdict, drawn from the claim's report
+row, never by hand. The site (:mod:`paper_lib.pipeline.site`) applies it. Our design: the paper is
+silent.
 """
 from __future__ import annotations
 
@@ -23,21 +22,19 @@ def mark_text(holds: str) -> str:
 
 
 def figure_marks(rows: Iterable[Mapping[str, object]], figures: Mapping[str, Iterable[str]]) -> dict[str, str]:
-    """``{figure stem: band}`` of one notebook: ``rows`` are its report rows (``key``, ``holds``),
-    ``figures`` each claim key's figure stems. A figure of several claims is marked when any of
-    them is undecided, with the first such verdict."""
+    """``{figure stem: band}`` of one notebook from its report ``rows`` (``key``, ``holds``) and each
+    claim key's figure stems; a figure of several claims takes the first undecided verdict."""
     marks: dict[str, str] = {}
     for r in rows:
-        text = mark_text(str(r["holds"]))
-        for stem in figures.get(str(r["key"]), ()):
-            if text and stem not in marks:
-                marks[stem] = text
+        if text := mark_text(str(r["holds"])):
+            for stem in figures.get(str(r["key"]), ()):
+                marks.setdefault(stem, text)
     return marks
 
 
 def mark_png(data: bytes, text: str) -> bytes:
-    """PNG ``data`` (H, W) with a band of ``text`` above it, dark red on pale, at least 14 px
-    tall and sized to the image's width. Raises ``PIL.UnidentifiedImageError``: not an image."""
+    """PNG ``data`` with a band of ``text`` above it, dark red on pale, at least 14 px tall and as
+    wide as the image. Raises ``PIL.UnidentifiedImageError``: not an image."""
     from matplotlib import font_manager
     from PIL import Image, ImageDraw, ImageFont
 

@@ -1,24 +1,18 @@
 """The reproduction report: one row per claim of the paper, each decided by ONE rule that can fail.
 
 The claims, their rules and the words for their metrics belong to the claims wing
-(:mod:`paper_lib.claims`, one module per notebook family); this module is the plumbing that
-decides a :class:`Claim` on a notebook's ``metrics.json`` and tabulates a set of them
-(:class:`Claims`), knowing no claim and no metric itself. ``python -m paper_lib.claims report
---profile cpu`` (the last step of ``make all``) reads every notebook's ``metrics.json`` and writes
-``REPORT.md`` beside them; a profile with :attr:`~paper_lib.pipeline.profiles.Profile.readme`
-(cpu) also refreshes the table in ``README.md`` between the ``report:start``/``report:end``
-markers. The notebooks print the same verdict through :meth:`Claims.markdown`, so a notebook and
-the report cannot disagree.
+(:mod:`paper_lib.claims`); this module decides a :class:`Claim` on a notebook's ``metrics.json``
+and tabulates a set of them (:class:`Claims`), knowing no claim and no metric itself. ``python -m
+paper_lib.claims report --profile cpu`` writes ``REPORT.md`` and, at a profile with
+:attr:`~paper_lib.pipeline.profiles.Profile.readme`, the README's table; the notebooks print the
+same verdict through :meth:`Claims.markdown`, so a notebook and the report cannot disagree.
 
 A claim is decided in this order (our design: the paper states no tolerances):
 
 1. ``not run yet`` / ``metric missing``: its notebook or a metric is absent;
-2. ``undetermined``: fewer than 2 seeds (no interval) or a run that proves nothing (smoke:
-   plumbing, not evidence);
+2. ``undetermined``: fewer than 2 seeds (no interval) or a run that proves nothing (smoke);
 3. ``not informative at this budget``: the claim's *control* did not differ as it must for the
-   experiment to have power (e.g. both language models near the unigram loss, a positive control
-   that fails the task); the reason names the numbers (a claim may word this verdict itself,
-   ``Claim.gated``: "the number; not attributable to learning");
+   experiment to have power; the reason names the numbers (``Claim.gated`` may word it otherwise);
 4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it in its family's module.
 """
 from __future__ import annotations
@@ -52,23 +46,18 @@ class Claim:
         notebook: the notebook whose ``metrics.json`` holds the metrics.
         metrics: metric names the rule needs (all must exist); shown in the "ours" column.
         rule: -> (yes | partly | no, reason). gate: -> reason the experiment has no power, or None.
-        prefixes: extra metric-name prefixes to show (families such as ``<metric>_<N>``, one per pair count or depth).
-        shown: metric-name prefixes shown but not counted for the seeds check (exact numbers such
-            as a baseline or a state size, one value each).
+        prefixes: extra metric-name prefixes to show (families such as ``<metric>_<N>``).
+        shown: metric-name prefixes shown but not counted for the seeds check (exact numbers).
         figure: a file under ``figures/<notebook>/`` to link.
-        headline: the one metric of the results table's "ours" cell (default: the first of
-            ``metrics``); a name ending in ``_`` is a family (``<metric>_``): its member with
-            the largest numeric suffix (the largest N or depth) is shown.
+        headline: the one metric of the "ours" cell (default: the first of ``metrics``); a name
+            ending in ``_`` is a family: its member with the largest numeric suffix is shown.
         versus: the one metric of the "against" cell (the control or rival the rule compares with).
-        comparable: whether ours and the paper's number measure the same thing (same task and
-            scale), so that a "distance" means something; ``False`` shows "not comparable".
-        figures: the stems of every figure that shows the claim's numbers; where the verdict is
-            not yes, partly or no, the site marks each on its face (:mod:`paper_lib.pipeline.marks`).
-        gated: the verdict shown when ``gate`` fires (default "not informative at this budget"; a
-            claim whose gate is a negative control names what the number is not attributable to).
-        controls: the claim's strongest controls in words (the positive control that must pass, the
-            negative that must fail, and where the claim is about what a state holds, the oracle that
-            bounds it), shown in its section of ``REPORT.md``.
+        comparable: whether ours and the paper's number measure the same thing; ``False`` shows
+            "not comparable" as the distance.
+        figures: the stems of every figure that shows the claim's numbers (the site marks them
+            where the verdict is undecided, :mod:`paper_lib.pipeline.marks`).
+        gated: the verdict shown when ``gate`` fires (default "not informative at this budget").
+        controls: the claim's strongest controls in words, shown in its section of ``REPORT.md``.
     """
 
     key: str
@@ -100,8 +89,7 @@ class Verdict:
 
 
 class Claims:
-    """An ordered set of claims and the labels of the metrics they read: one family's
-    (``paper_lib.claims.<family>.CLAIMS``, what its notebooks print) or the report's (all of them).
+    """An ordered set of claims and the labels of the metrics they read (one family's or all).
 
     Raises:
         ValueError: a claim key given twice.
@@ -110,8 +98,7 @@ class Claims:
     def __init__(self, rows: Iterable[Claim], labels: Labels):
         self.rows, self.labels = tuple(rows), labels
         keys = [c.key for c in self.rows]
-        twice = sorted({k for k in keys if keys.count(k) > 1})
-        if twice:
+        if twice := sorted({k for k in keys if keys.count(k) > 1}):
             raise ValueError(f"claim key(s) {', '.join(twice)} given twice")
         self._by_key = {c.key: c for c in self.rows}
 
@@ -136,15 +123,12 @@ class Claims:
         return decide(self[key], summarise(metrics), profile)
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
-        """What a notebook prints for claim ``key``: one line of Markdown, the claim, the verdict in
-        bold, the reason and the rule in words, its ``<word>`` pseudo-tags escaped
-        (:func:`~paper_lib.pipeline.markdown.escape_tags`) so that ``<unk>`` shows in JupyterLab and
-        in the executed notebook's HTML instead of vanishing as an unknown HTML tag."""
-        claim, v = self[key], self.verdict(key, metrics, profile)
-        plain = self.labels.plain
-        line = (f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
-                f"Rule: {plain(claim.rule.__doc__)}.")
-        return escape_tags(line)
+        """What a notebook prints for claim ``key``: one line of Markdown with the claim, the verdict
+        in bold, the reason and the rule in words, ``<word>`` pseudo-tags escaped. Raises ValueError:
+        unknown claim key."""
+        claim, v, plain = self[key], self.verdict(key, metrics, profile), self.labels.plain
+        return escape_tags(f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
+                           f"Rule: {plain(claim.rule.__doc__)}.")
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
@@ -154,8 +138,7 @@ def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
 
 def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     """The verdict of ``claim`` on summarised metrics ``m`` at ``profile`` (see the module docstring)."""
-    missing = [n for n in claim.metrics if n not in m]
-    if missing:
+    if missing := [n for n in claim.metrics if n not in m]:
         return Verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
     if profile in PROFILES and PROFILES[profile].proves_nothing:    # an unknown origin is judged as evidence
         return Verdict("undetermined", PROFILES[profile].note)
@@ -190,8 +173,7 @@ def _fmt(s: Mapping[str, float]) -> str:
 
 
 def _member(m: Metrics, name: str) -> str | None:
-    """``name`` itself, or for a family (``name`` ending in ``_``) its member with the largest
-    numeric suffix; ``None`` if absent."""
+    """``name``, or for a family (ending in ``_``) its member with the largest suffix; ``None`` if absent."""
     if not name.endswith("_"):
         return name if name in m else None
     return f"{name}{ns[-1]}" if (ns := sizes(m, name)) else None
@@ -205,11 +187,9 @@ def _cell(m: Metrics, name: str, label: Callable[[str], str]) -> str:
 
 def _distance(c: Claim, m: Metrics) -> str:
     """Ours minus the paper's number, only where both measure the same thing."""
-    if c.paper_value is None:
-        return "—"
-    if not c.comparable:
+    if c.paper_value is not None and not c.comparable:
         return "not comparable"
-    if not c.metrics or c.metrics[0] not in m:
+    if c.paper_value is None or not c.metrics or c.metrics[0] not in m:
         return "—"
     d = float(m[c.metrics[0]]["mean"]) - c.paper_value
     text = f"{d:+.3f}" if abs(d) < 10 else f"{d:+.0f}"
@@ -217,14 +197,10 @@ def _distance(c: Claim, m: Metrics) -> str:
 
 
 def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
-    """One row per claim, in the order of ``claims``, its metrics named by ``claims.labels``.
-
-    Columns: ``key, notebook, claim, paper, headline`` (ours: one number ± CI),
-    ``versus`` (the control or rival the rule compares with: one number), ``distance`` (ours minus
-    the paper's number where the two are comparable), ``holds`` (:func:`decide`'s verdict),
-    ``why``, ``rule`` (both in plain words), ``ours`` (every number the claim reads, ``;``-separated),
-    ``source`` (links relative to ``figures``).
-    """
+    """One row per claim, in the order of ``claims``, its metrics named by ``claims.labels``: ``key,
+    notebook, claim, paper, headline`` (ours: one number ± CI), ``versus`` (the control's number),
+    ``distance``, ``holds`` (:func:`decide`'s verdict), ``why``, ``rule``, ``ours`` (every number,
+    ``;``-separated), ``source`` (links relative to ``figures``), ``controls``."""
     label, plain = claims.labels.label, claims.labels.plain
     rows = []
     for c in claims:
@@ -257,17 +233,15 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
 # --------------------------------------------------------------------------- as Markdown: REPORT.md and the README
 
 def _md_cell(v):
-    """A table cell as Markdown text: ``|`` escaped, and ``<``, ``>`` as entities, so ``<unk>``
-    shows instead of vanishing as an HTML tag."""
+    """A table cell as Markdown text: ``|`` escaped, ``&``, ``<``, ``>`` as entities."""
     if not isinstance(v, str):
         return v
     return v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
-    """The results table: ``# | claim | paper | ours ± CI | against | distance | verdict``, one
-    number per cell, each claim linked by ``link`` (formatted with the row's ``key`` and
-    ``notebook``) to its details (the rule, the reasoning, every number)."""
+    """The results table (``# | claim | paper | ours ± CI | against | distance | verdict``), each
+    claim linked by ``link`` (formatted with the row's ``key`` and ``notebook``) to its details."""
     t = table.map(_md_cell)
     short = pd.DataFrame({
         "#": range(1, len(t) + 1),
@@ -279,7 +253,7 @@ def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
 
 def render(table: pd.DataFrame, profile: str) -> str:
     """The Markdown report for ``table``: the summary, the results table, then one section per
-    claim (anchor ``claim-<key>``) with the verdict's reasoning, the rule and every number."""
+    claim (anchor ``claim-<key>``)."""
     counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     details = []
@@ -319,9 +293,9 @@ def _between(text: str, start: str, end: str, new: str) -> str | None:
 
 
 def update_readme(readme: Path, table: pd.DataFrame) -> bool:
-    """Replace the table between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the
-    results table (its claims linked to their sections of ``figures/REPORT.md``), and the text
-    between ``<!-- findings:start -->`` and ``<!-- findings:end -->`` by :func:`findings_markdown`."""
+    """Replace the text between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the results
+    table and that between the ``findings`` markers by :func:`findings_markdown`; False where
+    ``readme`` or its report markers are missing."""
     if not readme.exists():
         return False
     text = _between(readme.read_text(encoding="utf-8"), "<!-- report:start -->", "<!-- report:end -->",
@@ -334,10 +308,8 @@ def update_readme(readme: Path, table: pd.DataFrame) -> bool:
 
 
 def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None) -> Path:
-    """Write ``REPORT.md`` of ``claims`` for ``profile`` from the profile's figures folder
-    (``figures/`` at cpu and paper); returns its path. ``out``: write it there instead, and leave
-    ``README.md`` alone (a check of the report against the committed one); else a profile with
-    :attr:`~paper_lib.pipeline.profiles.Profile.readme` refreshes the README's table and findings.
+    """Write ``REPORT.md`` of ``claims`` for ``profile`` from the profile's figures folder and return
+    its path; with ``out``, write it there and leave ``README.md`` alone.
 
     Raises:
         ValueError: unknown profile.

@@ -1,12 +1,9 @@
 """The rule types and combinators of the house, and the rules more than one claims family uses.
 
 A rule maps summarised metrics (``{name: {"mean", "ci95", "n"}}``) to ``(yes | partly | no,
-reason)``; a gate returns the reason an experiment has no power (its control did not differ as
-it must), or ``None``. Each rule's docstring is what the report prints. What is here takes the
-metric names as arguments and knows none: the types, how a rule reads a metric (:func:`mean`,
-:func:`ci`, :func:`sizes`), the combinators (:func:`all_of`, :func:`first_gate`) and a gate two
-families share (:func:`any_solves`). A rule only one family uses lives in that family
-(:mod:`paper_lib.claims`); one that a second family needs moves here. Our design: the paper
+reason)``; its docstring is what the report prints. A gate returns the reason an experiment has
+no power (its control did not differ as it must), or ``None``. This module knows no metric name;
+a rule only one family uses lives in that family (:mod:`paper_lib.claims`). Our design: the paper
 states no tolerances.
 """
 from __future__ import annotations
@@ -32,32 +29,14 @@ def ci(m: Metrics, name: str) -> float:
 
 
 def sizes(m: Metrics, prefix: str) -> list[int]:
-    """The numeric suffixes ``N`` of the metrics ``<prefix><N>``, ascending (a family: one metric
-    per pair count or depth)."""
+    """The numeric suffixes ``N`` of the metrics ``<prefix><N>``, ascending."""
     return sorted(int(k[len(prefix):]) for k in m if re.fullmatch(re.escape(prefix) + r"\d+", k))
-
-
-# --------------------------------------------------------------------------- combinators and a shared gate
-
-def all_of(*rules: Rule) -> Rule:
-    """yes if every rule says yes; partly if at least one says yes or partly; else no."""
-    def rule(m: Metrics) -> tuple[str, str]:
-        results = [r(m) for r in rules]
-        words = [w for w, _ in results]
-        word = "yes" if all(w == "yes" for w in words) else "partly" if any(w in ("yes", "partly") for w in words) else "no"
-        return word, "; ".join(why for _, why in results)
-    rule.__doc__ = "all of: " + " AND ".join((r.__doc__ or "").split(";")[0] for r in rules)
-    return rule
 
 
 def first_gate(*gates: Gate) -> Gate:
     """The first of ``gates`` that finds no power (its reason), or None when every gate passes."""
     def gate(m: Metrics) -> str | None:
-        for g in gates:
-            why = g(m)
-            if why is not None:
-                return why
-        return None
+        return next((why for g in gates if (why := g(m)) is not None), None)
     return gate
 
 
@@ -74,4 +53,3 @@ def any_solves(names: Iterable[str], threshold: float) -> Gate:
         return ("no positive control solves the task (" + ", ".join(f"{n} {v:.2f}" for n, v in seen.items())
                 + f" < {threshold:g}): the recipe fails")
     return gate
-

@@ -1,24 +1,17 @@
 """The companion as a static site under ``docs/``: the findings first, the code folded away.
 
-``python -m paper_lib.claims site --profile cpu`` (the last step of ``make all``, after the
-report) reads the executed notebooks ``build/executed/<profile>/<NN_name>.ipynb`` and the claims
-table of :func:`paper_lib.pipeline.report.claims_table` for the claims it is given (knowing none
-itself), and writes
+``python -m paper_lib.claims site --profile cpu`` reads the executed notebooks
+``build/executed/<profile>/<NN_name>.ipynb`` and the report's claims table
+(:func:`paper_lib.pipeline.report.claims_table`) for the claims it is given, and writes
+``index.html`` (what the paper claims, what we find, ONE results table, the headline figure, how to
+rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor per claim,
+every code cell folded, the parameters cells removed, images with alt text).
 
-- ``index.html``: what the paper claims, what we find, ONE results table (claim | paper | ours ± CI
-  | against | verdict, one number per cell, the claim linking to its anchor on its notebook's page,
-  the reason and the rule as footnotes), the headline figure and how to rerun;
-- one page per notebook: a "Findings" cell first (one ``claim-<key>`` anchor per claim, with
-  its verdict, reason, rule and all our numbers), every code cell folded (a reader can open it),
-  the parameters cells removed, images with alt text.
-
-The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): the
-Jupyter ecosystem's standard book builder; it renders executed notebooks without running them
-(``execute_notebooks: off``), folds code by cell tag (``hide-input``), resolves MyST anchors
-across pages, and installs from PyPI with its theme's CSS, JavaScript and fonts bundled, so it
-builds and reads offline. Jupyter Book 2 (MyST-MD) needs Node.js and downloads its theme at build
-time. MathJax (from a CDN) is off with the ``dollarmath`` extension (the notebooks write no math),
-and :func:`remote_assets` fails the build should a page still load a remote asset. The site is built in a staging folder beside ``docs/`` and replaces it in one rename
+The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): it renders
+executed notebooks without running them, folds code by cell tag (``hide-input``) and bundles its
+theme, so it builds and reads offline (Jupyter Book 2 needs Node.js and downloads its theme).
+MathJax is off (the notebooks write no math), and :func:`remote_assets` fails the build should a
+page still load a remote asset. The site replaces ``docs/`` in one rename
 (:func:`paper_lib.pipeline.atomic.replace_dir`); ``docs/.nojekyll`` makes GitHub Pages serve
 Sphinx's ``_static`` folder.
 """
@@ -45,7 +38,7 @@ from .markdown import escape_tags
 from .marks import figure_marks, mark_png
 from .profiles import check_profile, get_profile
 from .provenance import REPO_ROOT, output_dir
-from .report import Claims, claims_table
+from .report import Claims, claims_table, load_metrics
 
 PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
 
@@ -53,8 +46,7 @@ PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters
 
 def md_escape(text: object) -> str:
     """``text`` as literal Markdown inline text: every character Markdown or MyST could read as
-    syntax (``<unk>`` as an HTML tag, ``|`` as a table column, ``$`` as math) backslash-escaped,
-    newlines as spaces."""
+    syntax backslash-escaped, newlines as spaces."""
     return re.sub(r"([\\`*_\[\]<>|$&{}#~])", r"\\\1", " ".join(str(text).split()))
 
 
@@ -66,8 +58,7 @@ def stem_words(stem: str) -> str:
 
 def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
     """Alt text of figure ``stem`` of ``notebook``: its ``alt`` in ``figures/<notebook>/figures.json``
-    (``{stem: {"alt", "title"}}``) where that file has one, else the stem in words and the
-    notebook's title."""
+    (``{stem: {"alt", "title"}}``), else the stem in words and the notebook's title."""
     meta = figures / notebook / "figures.json"
     if meta.exists():
         entry = json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}
@@ -78,21 +69,16 @@ def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
 
 def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
     """The first ``# heading`` of ``nb``'s first Markdown cell, else the notebook's name."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            m = re.search(r"^# (.+)$", cell.source, flags=re.M)
-            if m:
-                return m.group(1).strip()
-            break
-    return notebook
+    first = next((cell.source for cell in nb.cells if cell.cell_type == "markdown"), "")
+    m = re.search(r"^# (.+)$", first, flags=re.M)
+    return m.group(1).strip() if m else notebook
 
 
 # --------------------------------------------------------------------------- claims
 
 def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
-    """The Findings cell of a notebook page: its title (``# ...``), then per claim an anchor
-    ``(claim-<key>)=``, a heading, the verdict, paper and ours, the reason, the rule and all
-    our numbers (folded)."""
+    """The Findings cell of a notebook page: its title, then per claim an anchor ``(claim-<key>)=``,
+    the verdict, paper and ours, the reason, the rule and all our numbers (folded)."""
     lines, rows = [f"# {title}", "", "## Findings", "", run, ""], list(rows)
     if not rows:
         lines += ["This notebook decides no claim of the report; its figures and tables are below.", ""]
@@ -115,18 +101,11 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
 def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
                      notebook: str, run: str = "", claim_figures: Mapping[str, Iterable[str]] | None = None
                      ) -> nbformat.NotebookNode:
-    """A copy of the executed notebook ``nb`` ready for its page.
-
-    - a Findings Markdown cell first (:func:`findings_markdown`; the title moves into it);
-    - the ``parameters`` and papermill ``injected-parameters`` cells removed, and trailing
-      empty cells;
-    - every code cell tagged ``hide-input`` (folded, a reader can open it);
-    - image outputs with alt text (:func:`figure_alt`, from the figure stems the cell saves): a
-      cell with several images is split so that each image carries its own alt text; the
-      saved 150 dpi PNG in place of the inline image; the figures of a claim (``claim_figures``:
-      key -> stems) whose verdict in ``rows`` is undecided marked on their face (:mod:`.marks`);
-    - ``<word>`` pseudo-tags (``<unk>``) escaped in Markdown cells and Markdown outputs.
-    """
+    """A copy of the executed notebook ``nb`` ready for its page: a Findings cell first (the title
+    moves into it), the parameters cells and trailing empty cells removed, every code cell tagged
+    ``hide-input``, each image with its alt text, its saved 150 dpi PNG and, where its claim
+    (``claim_figures``: key -> stems) is undecided in ``rows``, a band (:mod:`.marks`), and
+    ``<word>`` pseudo-tags escaped in Markdown cells and outputs."""
     nb, rows = copy.deepcopy(nb), list(rows)
     title = notebook_title(nb, notebook)
     marks = figure_marks(rows, claim_figures or {})
@@ -144,9 +123,8 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
             out.append(cell)
             continue
         tags = list(cell.metadata.get("tags", []))
-        if "hide-input" not in tags and "remove-input" not in tags and "remove-cell" not in tags:
-            tags.append("hide-input")
-        cell.metadata["tags"] = tags
+        folded = {"hide-input", "remove-input", "remove-cell"} & set(tags)
+        cell.metadata["tags"] = tags if folded else [*tags, "hide-input"]
         for o in cell.get("outputs", []):
             if "text/markdown" in o.get("data", {}):
                 o["data"]["text/markdown"] = escape_tags(o["data"]["text/markdown"])
@@ -157,12 +135,7 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
 
 def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str,
                   marks: Mapping[str, str] | None = None) -> list:
-    """``cell`` as one or more cells whose image outputs carry alt text (``mystnb.image.alt``,
-    which MyST-NB applies to every image of a cell): one stem per image where the cell saves as
-    many figures as it shows, else every stem in one alt text. Where the counts agree, each image
-    is the saved ``figures/<notebook>/<stem>.png`` (150 dpi) when it exists; an image of a stem in
-    ``marks`` (stem -> band, :func:`paper_lib.pipeline.marks.figure_marks`) carries its band, and
-    its alt text begins with it (every image of the cell where the counts disagree)."""
+    """``cell`` split so that each image output carries its own alt text (``mystnb.image.alt``), saved PNG and band."""
     images = [i for i, o in enumerate(cell.outputs) if any(k.startswith("image/") for k in o.get("data", {}))]
     stems = re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", cell.source)  # out.save_figure(fig, "x")
     marks = marks or {}
@@ -190,8 +163,7 @@ def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, tit
 
 
 def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -> None:
-    """Give one image ``output`` the bytes of ``saved`` (when that file exists) and the ``band``
-    above it (when non-empty), as base64 PNG."""
+    """Give one image ``output`` the bytes of ``saved`` (when it exists) and the ``band`` above it."""
     data = output["data"]
     if "image/png" not in data or not (band or (saved and saved.is_file())):
         return
@@ -203,10 +175,9 @@ def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -
 
 def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str,
                  summary: str = "", headline_notebook: str = "") -> str:
-    """The Markdown of ``index.md``: the paper's claims (``summary``), what we find, the results
-    table (one row per claim, the claim linking to ``claim-<key>``, reason and rule as footnotes),
-    the headline figure ``headline`` (a path relative to the page, or None) of
-    ``headline_notebook``, and how to rerun."""
+    """The Markdown of ``index.md``: ``summary``, what we find, the results table (reason and rule as
+    footnotes), the figure ``headline`` of ``headline_notebook`` (a path relative to the page, or
+    None) and how to rerun."""
     counts = Counter(r["holds"].split(":")[0] for r in rows)
     found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
     decided = [r for r in rows if r["holds"] in ("yes", "partly", "no")]
@@ -268,9 +239,8 @@ article table { display: block; max-width: 100%; overflow-x: auto; }
 
 def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
           headline: tuple[str, str] | None = None, summary: str = "") -> list[str]:
-    """Write the book's sources into ``staging``: ``_config.yml``, ``_toc.yml``, ``index.md``,
-    the prepared notebooks and the headline figure ``headline`` (``(notebook, figure stem)``).
-    Returns the notebooks' names.
+    """Write the book's sources into ``staging`` (``_config.yml``, ``_toc.yml``, ``index.md``, the
+    pages, the figure ``headline``: ``(notebook, figure stem)``) and return the notebooks' names.
 
     Raises:
         FileNotFoundError: no executed notebook in ``executed`` (run ``make all`` first).
@@ -284,12 +254,9 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         name = path.stem
         nb = nbformat.read(path, as_version=4)
         titles[name] = notebook_title(nb, name)
-        meta_path = figures / name / "metrics.json"
-        run = ""
-        if meta_path.exists():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            run = (f"Run at the `{meta.get('profile', profile)}` profile from commit "
-                   f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
+        meta = load_metrics(figures, name)
+        run = "" if meta is None else (f"Run at the `{meta.get('profile', profile)}` profile from commit "
+                                       f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
         page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run,
                                 {c.key: c.figures for c in claims if c.notebook == name})
         nbformat.write(page, staging / path.name)
@@ -304,8 +271,6 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
-    (staging / "_static").mkdir(exist_ok=True)
-    (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
@@ -316,7 +281,7 @@ _REMOTE = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=[\"']
 
 def remote_assets(site: Path) -> list[str]:
     """``file: tag`` for every script, stylesheet, image or frame in ``site``'s HTML that loads
-    from another host (a plain ``<a href>`` link is fine: it loads nothing)."""
+    from another host (a plain ``<a href>`` loads nothing)."""
     found = []
     for page in sorted(site.rglob("*.html")):
         text = page.read_text(encoding="utf-8")
@@ -330,7 +295,7 @@ _IMG = re.compile(r"<img\b[^>]*>", re.I)
 
 def _alt_fixed(tag: str, title: str) -> str:
     """``tag`` (one ``<img ...>``) with alt text ``A figure of <title>`` where its own is missing,
-    empty or a file path (what Sphinx writes when it has nothing else); else ``tag`` itself."""
+    empty or a file path (Sphinx's fallback)."""
     alt = re.search(r"\balt=\"([^\"]*)\"", tag)
     if alt and alt.group(1).strip() and not re.search(r"\.(png|jpe?g|svg|gif)$|_images/", alt.group(1)):
         return tag
@@ -339,8 +304,7 @@ def _alt_fixed(tag: str, title: str) -> str:
 
 
 def fix_alt_text(site: Path) -> None:
-    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text (:func:`_alt_fixed`)
-    the page's title as alt text (none should: the notebooks' cells carry their alt text)."""
+    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt text."""
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
@@ -352,8 +316,7 @@ def fix_alt_text(site: Path) -> None:
 
 def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
     """Where the site of ``profile`` goes: its :attr:`~paper_lib.pipeline.profiles.Profile.docs`
-    (``docs/``, committed, served as pages, at cpu and paper), else ``build/<profile>/docs/`` (smoke,
-    which never publishes, as :func:`output_dir`)."""
+    (``docs/`` at cpu and paper), else ``build/<profile>/docs/``."""
     docs = get_profile(profile).docs
     return Path(root) / docs if docs else Path(root) / "build" / profile / "docs"
 
@@ -361,13 +324,10 @@ def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
 def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None,
           executed: Path | None = None, figures: Path | None = None, headline: tuple[str, str] | None = None,
           summary: str = "") -> Path:
-    """Build the site of ``profile`` for ``claims`` and replace ``out`` (default :func:`site_dir`)
-    with it; ``headline``: ``(notebook, figure stem)`` of the landing page's figure, ``summary``:
-    what the paper claims, in words (the landing page's first section).
-
-    Inputs: ``executed`` (default ``build/executed/<profile>``) and ``figures`` (default the
-    profile's figures folder, ``figures/`` at cpu and paper, ``build/smoke/figures/`` at smoke).
-    Returns ``out``.
+    """Build the site of ``profile`` for ``claims`` from ``executed`` (default
+    ``build/executed/<profile>``) and ``figures`` (default the profile's figures folder), replace
+    ``out`` (default :func:`site_dir`) with it and return ``out``. ``headline``: ``(notebook, figure
+    stem)`` of the landing page's figure; ``summary``: what the paper claims, in words.
 
     Raises:
         ValueError: unknown profile.
