@@ -271,6 +271,8 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
     (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
+    (staging / "_static").mkdir(exist_ok=True)
+    (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
