@@ -82,7 +82,9 @@ from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, s
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
+from paper_lib.pipeline.tables import use_table_style
 
+use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
 settings = settings_for(profile, overrides)
 out = Outputs("01_grammar_probe", profile, as_dict(settings), settings.seeds)
 n_seeds = len(settings.seeds)

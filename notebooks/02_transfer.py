@@ -71,7 +71,9 @@ from paper_lib.pipeline.parallel import call, parallel_map
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci as fmt
+from paper_lib.pipeline.tables import use_table_style
 
+use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 n_seeds, t_start = len(settings.seeds), time.perf_counter()

@@ -64,8 +64,10 @@ from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
+from paper_lib.pipeline.tables import use_table_style
 
 t_start = time.perf_counter()
+use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
 settings = st.settings_for(profile, overrides)
 SEEDS = settings.seeds
 LABEL = {"spen": "SPEN (EMA traces only)", "transformer": "Transformer (attention)"}

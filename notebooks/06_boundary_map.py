@@ -100,8 +100,10 @@ from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
+from paper_lib.pipeline.tables import use_table_style
 
 t_start = time.perf_counter()
+use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
 settings = bm.settings_for(profile, overrides)
 S = settings
 out = Outputs("06_boundary_map", profile, as_dict(settings), S.seeds)
