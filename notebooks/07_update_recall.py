@@ -88,7 +88,9 @@ from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
+from paper_lib.pipeline.tables import use_table_style
 
+use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
 t_start = time.perf_counter()
 S = ur.settings_for(profile, overrides)
 out = Outputs("07_update_recall", profile, as_dict(S), S.seeds)

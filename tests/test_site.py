@@ -144,6 +144,7 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     assert pages == [f"{n}.html" for n in sorted({c.notebook for c in CLAIMS})]
     assert site.remote_assets(docs) == []
     index = (docs / "index.html").read_text()
+    assert "narrow.css" in index and "overflow-wrap: anywhere" in (docs / "_static" / "narrow.css").read_text()
     assert 'href="05_associative_recall.html#claim-recall"' in index
     page = (docs / "05_associative_recall.html").read_text()
     assert 'id="claim-recall"' in page and 'id="claim-recall-attribution"' in page
