@@ -1,12 +1,6 @@
-"""Write files and folders atomically: to a temporary file (folder) beside the target, then rename.
-
-A crash, a kill or an exception never leaves a half-written output behind, and a run's
-folder of outputs replaces the previous run's only once it is complete, so no folder ever
-holds files of two runs (our design: the paper is silent; every writer in ``paper_lib`` uses this).
-A folder that is a symbolic link is written through the link (:func:`real_target`); one that cannot
-be replaced (read-only) is refused in one line before anything moves (:func:`check_replaceable`);
-a write that fails for a full disk says so in one line (:func:`write_failure`). Every text file is
-written as UTF-8, whatever the locale.
+"""Write files and folders atomically: to a temporary file (folder) beside the target, then rename,
+so a crash never leaves a half-written output nor a folder of two runs; full disks and read-only
+folders are reported in one line, text is UTF-8. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -20,18 +14,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+STAGING_MARK = ".staging-"
+RUNNING_MARK = ".running-"
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+_UNWRITABLE = (*_FULL, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG, errno.EIO)
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success rename it onto ``path``.
-
-    ``suffix`` defaults to ``path``'s own suffix, so writers that infer a format from the
-    extension (matplotlib, pandas) still work. On an exception the temporary file is removed
-    and ``path`` is left as it was.
+    """Yield a temporary path beside ``path`` (``suffix``: default its own); on success rename it onto it.
 
     Raises:
-        WriteFailed: the disk is full, or the folder read-only (one line naming ``path``, the disk
-            and its free space); other exceptions of the block pass through.
+        WriteFailed: the disk is full or the folder read-only (one line); the block's other exceptions pass.
     """
     path = Path(path)
     try:
@@ -43,7 +37,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
@@ -67,7 +61,7 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    """Write ``obj`` as indented, key-sorted JSON atomically (NaN written as ``null``)."""
+    """Write ``obj`` as indented, key-sorted JSON atomically (NaN written as ``null``); returns ``path``."""
     return write_text(path, json.dumps(_nan_to_none(obj), indent=2, sort_keys=True) + "\n")
 
 
@@ -81,12 +75,8 @@ def _nan_to_none(obj: Any) -> Any:
     return obj
 
 
-STAGING_MARK = ".staging-"
-
-
 def real_target(target: str | os.PathLike) -> Path:
-    """``target``, or the folder that ``target`` points to when it is a symbolic link: a run
-    replaces the folder the link names and keeps the link (a shared results folder stays shared).
+    """``target``, or the folder it points to when it is a symbolic link (replaced, the link kept).
 
     Raises:
         FileNotFoundError: ``target`` is a link to something that is not a folder (one line).
@@ -108,14 +98,11 @@ def _existing(path: Path) -> Path:
 
 
 class NotReplaceable(PermissionError):
-    """A folder a run cannot replace (it, or the folder it goes into, is read-only); ``str()`` is one
-    line naming it and the way out."""
+    """A folder a run cannot replace (it, or the folder above, is read-only); ``str()`` is one line."""
 
 
 def check_replaceable(target: str | os.PathLike) -> Path:
-    """Check that a run may put a new folder at ``target`` (:func:`fresh_dir`, :func:`replace_dir`):
-    the folder above it (or the nearest one that exists) and ``target`` itself, if it exists, are
-    writable. Returns the real target (:func:`real_target`). Our design: the paper is silent.
+    """Check that ``target`` (if it exists) and the folder above are writable; returns :func:`real_target`.
 
     Raises:
         NotReplaceable: one line naming the read-only folder and the way out (a ``PermissionError``).
@@ -137,26 +124,19 @@ def mount_point(path: str | os.PathLike) -> Path:
 
 
 def disk_full(err: BaseException) -> bool:
-    """Whether ``err`` says a disk (or quota) is full: ``OSError`` ENOSPC/EDQUOT, or torch's zip
-    writer's ``RuntimeError`` for a short write ("unexpected pos", "file write failed")."""
+    """Whether ``err`` says a disk or quota is full (ENOSPC/EDQUOT, or torch's zip writer's short write)."""
     if isinstance(err, OSError):
-        return err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # a WriteFailed keeps its cause's
+        return err.errno in _FULL  # a WriteFailed keeps its cause's
     text = str(err)
     return isinstance(err, RuntimeError) and ("unexpected pos" in text or "file write failed" in text)
 
 
-_UNWRITABLE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EACCES, errno.EPERM, errno.EROFS,
-               errno.EFBIG, errno.EIO)
-
-
 def _unwritable(err: BaseException) -> bool:
-    """Whether ``err`` says a file could not be written: a full disk, no permission, a read-only or broken one."""
     return disk_full(err) or (isinstance(err, OSError) and not isinstance(err, WriteFailed) and err.errno in _UNWRITABLE)
 
 
 class WriteFailed(OSError):
-    """A file that could not be written; ``str()`` is one line naming it and why (:func:`write_failure`),
-    ``errno`` the cause's (``ENOSPC`` for a full disk, also when torch's writer said it)."""
+    """A file that could not be written; ``str()`` is one line (:func:`write_failure`), ``errno`` the cause's."""
 
     def __init__(self, message: str, code: int | None = None, filename: str | None = None):
         super().__init__(code if code is not None else errno.EIO, message)
@@ -167,14 +147,12 @@ class WriteFailed(OSError):
 
     @classmethod
     def of(cls, path: str | os.PathLike, err: BaseException) -> WriteFailed:
-        """The one-line failure to write ``path`` for ``err``."""
         code = errno.ENOSPC if disk_full(err) else getattr(err, "errno", None)
         return cls(write_failure(path, err), code, str(path))
 
 
 def write_failure(path: str | os.PathLike, err: BaseException) -> str:
-    """Why writing ``path`` failed, in words for one line: the full disk (its mount point and free
-    space), or the error's own reason (``Permission denied``, ``Read-only file system``)."""
+    """Why writing ``path`` failed, in one line: the full disk (mount point, free space), or ``err``'s reason."""
     if isinstance(err, WriteFailed):
         return str(err)
     if disk_full(err):
@@ -189,19 +167,22 @@ def write_failure(path: str | os.PathLike, err: BaseException) -> str:
     return f"cannot write {where}: {reason}"
 
 
-STAGING_MARK = ".staging-"
-RUNNING_MARK = ".running-"
-
-
 def _dead(pid: str) -> bool:
-    return not pid.isdigit() or (int(pid) != os.getpid() and not _alive(int(pid)))
+    """Whether ``pid`` (from a file name) is no process that runs (this one runs)."""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)  # signal 0 only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it exists, another user's
+        pass
+    return False
 
 
 def scratch_path(folder: str | os.PathLike, stem: str, suffix: str = "") -> Path:
-    """A new, empty file ``folder/.<stem>.running-<pid>-<random><suffix>`` that only this run uses
-    (a converted notebook, papermill's notebook as it runs), so two runs of one notebook (``make``'s
-    and a ``lab/`` copy's) never share a file. Such files of processes that no longer run (killed
-    with SIGKILL, before their clean-up) are removed first. Our design: the paper is silent."""
+    """A new, empty file ``folder/.<stem>.running-<pid>-<random><suffix>`` only this run uses, so two
+    runs of one notebook never share one; those of processes that no longer run are removed first."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob(f".*{RUNNING_MARK}*"):
@@ -213,13 +194,8 @@ def scratch_path(folder: str | os.PathLike, stem: str, suffix: str = "") -> Path
 
 
 def fresh_dir(target: str | os.PathLike) -> Path:
-    """A new, empty folder beside ``target`` for a run to write into, before :func:`replace_dir`.
-
-    It is named ``.<target name>.staging-<pid>-<random>`` (hidden, and ignored by git), beside the
-    folder a symbolic link ``target`` points to (:func:`real_target`). Staging folders of the same
-    target left by processes that no longer run (a killed run) are removed, and so is this
-    process's own earlier one (a notebook whose first cell is run again).
-    Our design: the paper is silent.
+    """A new, empty folder ``.<name>.staging-<pid>-<random>`` beside ``target`` to write into before
+    :func:`replace_dir`; earlier ones of dead processes, and this process's own, are removed.
 
     Raises:
         NotReplaceable: ``target`` cannot be replaced (:func:`check_replaceable`).
@@ -229,20 +205,14 @@ def fresh_dir(target: str | os.PathLike) -> Path:
     prefix = f".{target.name}{STAGING_MARK}"
     for old in target.parent.glob(prefix + "*"):
         pid = old.name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+        if _dead(pid) or int(pid) == os.getpid():
             shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=target.parent))
 
 
 def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> Path:
-    """Move the complete folder ``new`` to ``target``; the folder that was there is removed after.
-
-    ``new`` and ``target`` must be on one file system (:func:`fresh_dir` puts them side by side);
-    a symbolic link ``target`` is written through (the folder it points to is replaced, the link
-    kept). Two renames within one folder: should the process die between them, ``target`` is
-    missing and the previous folder survives as ``.<name>.old-*`` beside it; a reader never sees
-    a mixture of two runs. Should the second rename fail, the previous folder is put back.
-    Returns ``target``.
+    """Move the complete folder ``new`` to ``target`` (through a link), by two renames in one folder (a
+    failed second one puts the previous folder back), then remove the previous one. Returns ``target``.
 
     Raises:
         NotReplaceable: ``target`` cannot be replaced (:func:`check_replaceable`), before anything moves.
@@ -252,7 +222,7 @@ def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> Path:
     old = None
     if target.exists():
         old = target.parent / f".{target.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
-        os.replace(target, old)  # within one folder: no write permission on the moved folder needed
+        os.replace(target, old)
     try:
         os.replace(new, target)
     except BaseException:
@@ -263,13 +233,3 @@ def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> Path:
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return target
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

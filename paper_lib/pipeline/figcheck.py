@@ -1,15 +1,6 @@
-"""Legibility checks of a matplotlib figure about to be saved: the defects a reader notices and a
-library can measure. Our design: the paper is silent (the defects met: collided ticks, 5 px text in a
-3,583 px wide figure, a footer drawn over the tick labels).
-
-    problems = check_figure(fig, dpi=150)        # [] for a clean figure
-    # ["tick labels overlap on the x axis of 'Grammar A': '256' and '3x10^2'", ...]
-
-Every measure is taken the way :meth:`matplotlib.figure.Figure.savefig` with
-``bbox_inches="tight"`` lays the figure out: the figure is drawn once with its own renderer at
-``dpi``, and every extent comes from :meth:`matplotlib.text.Text.get_window_extent` (display
-pixels at that dpi). Font sizes are in points, which a tight crop does not rescale, so "text of 7
-pt at the saved size" is ``Text.get_fontsize() >= 7``.
+"""Legibility checks of a matplotlib figure about to be saved (:func:`check_figure`), measured as
+``savefig(bbox_inches="tight")`` lays it out: extents in display pixels at ``dpi``, font sizes in
+points (a tight crop does not rescale them). Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -23,7 +14,7 @@ PAD_INCHES = 0.1       # savefig's default pad around a tight bounding box (rcPa
 
 
 def _visible(text) -> bool:
-    """A text a reader sees: visible, non-blank, in a visible artist chain up to the figure."""
+    """A text a reader sees: visible, non-blank, in a visible axes (or none)."""
     if not text.get_visible() or not text.get_text().strip():
         return False
     parent = text.axes
@@ -31,14 +22,13 @@ def _visible(text) -> bool:
 
 
 def _name(ax) -> str:
-    """How a message names an axes: its title, else its position among the figure's axes."""
+    """An axes' title, else its position among the figure's axes."""
     title = ax.get_title() or ax.get_title(loc="left") or ax.get_title(loc="right")
     return repr(title) if title else f"axes {ax.figure.axes.index(ax) + 1}"
 
 
 def drawn_tick_labels(axis) -> list:
-    """The tick labels ``axis`` (an XAxis or YAxis) draws: major and minor, visible, non-blank,
-    at a tick inside the view limits (matplotlib keeps labels for ticks it does not draw)."""
+    """The tick labels ``axis`` draws: major and minor, visible, non-blank, inside the view limits."""
     lo, hi = sorted(axis.get_view_interval())
     tol = 1e-9 * max(abs(lo), abs(hi), 1.0)
     labels = []
@@ -53,8 +43,7 @@ def drawn_tick_labels(axis) -> list:
 
 
 def _texts(fig, drawn_ticks: set) -> list:
-    """Every visible text of ``fig`` (figure texts, suptitle, titles, axis labels, annotations,
-    legends, the tick labels in ``drawn_ticks``: ids of drawn ones), each once."""
+    """Every visible text of ``fig``, each once; of the tick labels only those in ``drawn_ticks`` (ids)."""
     undrawn = {id(lab) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
                for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]
                for lab in (tick.label1, tick.label2)} - drawn_ticks
@@ -67,9 +56,7 @@ def _texts(fig, drawn_ticks: set) -> list:
 
 
 def _overlap(a, b) -> bool:
-    """Whether two texts' outlines (:func:`outline`: 4 x 2 corner arrays in display pixels) overlap
-    by more than a pixel (touching is fine): the separating axis test of two convex polygons,
-    so rotated tick labels whose axis-aligned boxes overlap but whose glyph boxes do not pass."""
+    """Whether two outlines (:func:`outline`) overlap by more than a pixel (separating axis test)."""
     for poly in (a, b):
         for i in range(len(poly)):
             edge = poly[(i + 1) % len(poly)] - poly[i]
@@ -84,9 +71,7 @@ def _overlap(a, b) -> bool:
 
 
 def outline(text, renderer) -> np.ndarray:
-    """The corners (4 x 2, display pixels) of ``text``'s box as drawn, rotation included: the
-    unrotated box's size turned by the text's angle about the centre of its rotated extent (a
-    rotated rectangle's axis-aligned bounding box shares its centre)."""
+    """The corners (4 x 2, display pixels) of ``text``'s box as drawn, rotation included."""
     box = text.get_window_extent(renderer)
     angle = text.get_rotation()
     if angle % 90 == 0:
@@ -110,17 +95,8 @@ def _short(text) -> str:
 def check_figure(fig, dpi: float = 150, max_width_px: float = MAX_WIDTH_PX, min_font_pt: float = MIN_FONT_PT) -> list[str]:
     """The legibility problems of ``fig`` saved at ``dpi`` with ``bbox_inches="tight"``; ``[]`` if none.
 
-    Checks, each giving one line per problem:
-
-    - the saved width ``(tight bbox + 2 * pad) * dpi`` exceeds ``max_width_px`` pixels;
-    - a visible text is smaller than ``min_font_pt`` points;
-    - two drawn tick labels of one axis overlap (major and minor together: a log axis's minor
-      labels collide with its major ones);
-    - a text that is not a tick label of that axis (a footer, an annotation, a title, a legend
-      entry, another axes' label) overlaps a drawn tick label;
-    - a figure of several panels (axes other than colorbars) has no suptitle.
-
-    The figure's dpi is restored afterwards; nothing else about it changes.
+    One line per problem: wider than ``max_width_px`` pixels, text under ``min_font_pt`` points, tick
+    labels or other text over tick labels, several panels and no suptitle. The figure is left as it was.
     """
     old_dpi = fig.get_dpi()
     fig.set_dpi(dpi)
@@ -142,8 +118,7 @@ def check_figure(fig, dpi: float = 150, max_width_px: float = MAX_WIDTH_PX, min_
 
 
 def _tick_labels(fig, renderer):
-    """The drawn tick labels of every axis: ``(owner, boxes, problems)`` with ``owner[id] = (axes,
-    "x" or "y")``, their display boxes, and one problem per axis whose labels collide."""
+    """``owner[id] = (axes, "x" or "y")`` and ``boxes[id]`` of the drawn tick labels, and collisions."""
     owner, boxes, problems = {}, {}, []
     for ax in fig.axes:
         if not ax.get_visible():
@@ -169,7 +144,6 @@ def _small_text(texts, min_font_pt: float) -> list[str]:
 
 
 def _over_ticks(texts, owner, boxes, renderer) -> list[str]:
-    """One problem per text (not a tick label) drawn over a tick label."""
     ticks = [t for t in texts if id(t) in owner]
     problems = []
     for t in texts:

@@ -1,13 +1,6 @@
-"""Independent jobs (seeds, models) in worker processes, one thread each.
-
-Small models on a 2-core laptop are dominated by per-operation overhead, so two of them trained
-at once, one thread each, finish sooner than the same two trained one after the other on two
-threads. Measured on a 2-core machine: notebook 01's seed at 1000 training
-sentences took 74 s as one of two workers, against about 115 s alone on two threads. Every job
-seeds itself and runs at one thread whether in a worker or (``workers=1``) in the caller's
-process, so the results do not depend on the number of workers. A worker dies with the
-process that started it (Linux), so stopping a notebook run leaves no training processes behind.
-Our design: the paper is silent.
+"""Independent jobs (seeds, models) in worker processes, one thread each: small models train sooner
+two at once on one thread each than one after the other on two (2 cores: 74 s against 115 s), and the
+results do not depend on the number of workers. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -20,9 +13,7 @@ from .threads import JOB_THREADS, set_threads, threads_for_jobs
 
 
 def _die_with_parent() -> bool:
-    """Linux: ask the kernel to send this process SIGTERM when its parent dies (``prctl``
-    ``PR_SET_PDEATHSIG``), so that killing a notebook run leaves no orphaned training workers.
-    Returns False (and changes nothing) elsewhere."""
+    """Linux: have this process get SIGTERM when its parent dies (``PR_SET_PDEATHSIG``); False elsewhere."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -41,20 +32,12 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
     """``[fn(*job) for job in jobs]``, in job order, computed by ``workers`` processes.
 
     Args:
-        fn: a module-level function (it is pickled by name into spawned workers).
-        jobs: one argument tuple per call (each must pickle).
-        workers: processes (>= 1); 1 runs the jobs here, in order. Every job runs with
-            :data:`~paper_lib.pipeline.threads.JOB_THREADS` (one) torch, BLAS and OpenMP threads,
-            in a worker process or here (the caller's counts are restored after), so the numbers
-            do not depend on ``workers`` (floating-point sums depend on the thread count).
+        fn, jobs: a module-level function (pickled by name) and one argument tuple per call (picklable).
+        workers: processes (>= 1); 1 runs the jobs here. Each runs at :data:`~paper_lib.pipeline.threads.JOB_THREADS` (one) thread.
         desc: label of the tqdm bar. progress: show the bar (one tick per finished job).
-        bar: an open tqdm bar to advance instead (a notebook's bar over several calls; not closed here).
-        cost: ``cost(job)`` (any unit; only the order matters): with ``workers > 1`` the jobs are handed
-            out costliest first (ties in job order), so the workers finish together rather than one
-            waiting on a long job handed out last. The results stay in job order.
-
-    Returns:
-        the results, in the order of ``jobs``.
+        bar: an open tqdm bar to advance instead (not closed here).
+        cost: ``cost(job)``: with ``workers > 1`` the costliest jobs are handed out first (ties in
+            job order), so the workers finish together.
 
     Raises:
         ValueError: ``workers`` not an integer >= 1.
@@ -98,6 +81,5 @@ def parallel_map(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int = 1
 
 
 def call(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)``: with jobs ``(fn, *args)`` one :func:`parallel_map` runs jobs of different functions
-    (each module-level), so a notebook's stages share one pool and its workers finish together."""
+    """``fn(*args)``: with jobs ``(fn, *args)``, one :func:`parallel_map` runs jobs of different functions."""
     return fn(*args)

@@ -1,14 +1,6 @@
-"""Figure helpers every notebook shares: a footer that says what the figure is, labelled paper
-marks, legends that never cover data. Our design: the paper is silent.
-
-    fig, ax = plt.subplots()
-    ...
-    mark_paper(ax, 0.960, "paper: 0.960")                   # a dashed, labelled line
-    legend_outside(ax)                                      # legend right of the axes
-    legend_below(fig, ax, ncol=2)                           # or under the panels (wide figures), with tight_layout
-    ax.errorbar(x, mean, yerr=clipped_yerr(mean, ci))       # an accuracy's CI drawn inside [0, 1]
-    log2_ticks(ax, [256, 1024, 4096])                       # a log2 axis labelled at these values only
-    stamp(fig, profile="cpu", n_seeds=5, errorbars="95% CI over seeds")
+"""Figure helpers every notebook shares: a footer that says what the figure is (:func:`stamp`),
+labelled paper marks, legends that never cover data, CIs clipped to [0, 1], log2 axes.
+Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -16,11 +8,8 @@ from .profiles import PROFILES
 
 
 def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: str | None = None) -> None:
-    """Write a footer under ``fig``: profile, seed count, what the error bars are, a note.
-
-    A run that proves nothing says so (its profile's :attr:`~paper_lib.pipeline.profiles.Profile.note`),
-    so its figure is never mistaken for a finding.
-    """
+    """Write a footer under ``fig``: profile, seed count, what the error bars are, a note, and the
+    profile's :attr:`~paper_lib.pipeline.profiles.Profile.note` for a run that proves nothing."""
     parts = [f"profile: {profile}", f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"]
     if errorbars:
         parts.append(f"error bars: {errorbars}")
@@ -32,13 +21,8 @@ def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: s
 
 
 def mark_paper(ax, value: float, label: str, axis: str = "y", color: str = "0.2", legend: bool = False, **kw) -> None:
-    """A dashed line at the paper's ``value`` with its ``label`` written beside it (not in the legend).
-
-    Args:
-        axis: ``"y"`` for a horizontal line (a paper accuracy or loss), ``"x"`` for a vertical one.
-        legend: name the line in the legend instead of writing the label beside it (where bars or
-            curves reach the line, a label beside it would sit across them).
-    """
+    """A dashed line at the paper's ``value`` on ``axis`` (``"y"``: horizontal, ``"x"``: vertical) with
+    ``label`` beside it, or (``legend``) in the legend. Raises ValueError for another ``axis``."""
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
     if legend:
@@ -62,14 +46,8 @@ def legend_outside(ax, title: str | None = None, **kw) -> None:
 
 
 def legend_below(fig, ax, ncol: int = 2, title: str | None = None, **kw):
-    """One legend for the whole figure, under its panels, from ``ax``'s labelled artists; then lays
-    the panels out above it (``fig.tight_layout`` with the legend's height kept free). Returns the
-    legend, or ``None`` when ``ax`` has nothing labelled.
-
-    Use instead of ``fig.tight_layout()`` where a legend right of the axes would make the figure
-    too wide to read in a page (:mod:`paper_lib.pipeline.figcheck`'s 1600 px). The stamp
-    (:func:`stamp`) stays under the legend. Our design.
-    """
+    """One legend under the figure's panels from ``ax``'s labelled artists, then ``fig.tight_layout``
+    above it (for figures a legend beside the axes would make too wide). Returns it, or ``None``."""
     handles, labels = ax.get_legend_handles_labels()
     for a in fig.axes:
         if a.get_legend() is not None:
@@ -85,9 +63,8 @@ def legend_below(fig, ax, ncol: int = 2, title: str | None = None, **kw):
 
 
 def clipped_yerr(mean, ci, lo: float = 0.0, hi: float = 1.0):
-    """``yerr`` for :meth:`~matplotlib.axes.Axes.errorbar` of ``mean +- ci`` drawn inside ``[lo, hi]``
-    (an accuracy's normal-approximation CI can run past 1): a ``(2, n)`` array of the distances
-    down and up. Only the drawing is clipped; the tables keep the CI. Our design."""
+    """``yerr`` for :meth:`~matplotlib.axes.Axes.errorbar` of ``mean +- ci`` drawn inside ``[lo, hi]``: a
+    ``(2, n)`` array of the distances down and up (only the drawing is clipped)."""
     import numpy as np
 
     mean, ci = np.asarray(mean, float), np.asarray(ci, float)
@@ -95,9 +72,7 @@ def clipped_yerr(mean, ci, lo: float = 0.0, hi: float = 1.0):
 
 
 def log2_ticks(ax, values, axis: str = "x") -> None:
-    """A base-2 log scale on ``axis`` labelled at ``values`` only (plain integers, no minor labels):
-    powers of two such as sequence lengths 256..8192 read without the colliding ``3x10^2`` minor
-    labels of a base-10 log axis."""
+    """A base-2 log scale on ``axis`` labelled at ``values`` only (plain numbers, no minor labels)."""
     from matplotlib.ticker import NullFormatter, NullLocator
 
     which = ax.xaxis if axis == "x" else ax.yaxis

@@ -1,35 +1,13 @@
 """Outputs of a notebook, each traceable to its source (showyourwork's habit), and safe.
 
-Where a run writes (:func:`output_dir`):
-
-- ``figures/<notebook>/`` only when ``make`` publishes (the runner's ``--publish``, or
-  ``PAPER_LIB_PUBLISH=1`` for a script), at the ``cpu`` or ``paper`` profile, from committed
-  sources (a ``-dirty`` commit is refused: results are filed only from a clean tree; so is a
-  commit git cannot give, e.g. no ``.git``, no git, git's "dubious ownership");
-- ``build/<profile>/figures/<notebook>/`` for every other run: Jupyter, a plain runner call,
-  papermill by hand, and every ``smoke`` run (smoke never publishes).
-
-Each run writes into a fresh staging folder beside its target, which replaces the previous
-run's folder only when the run is complete (:func:`paper_lib.pipeline.atomic.replace_dir`):
-a failed or interrupted run leaves the old folder as it was and never a mixture. Under the
-runner, the runner swaps the folder in after the whole notebook ran; elsewhere
-:meth:`Outputs.write_metrics` (a notebook's last output), :meth:`Outputs.finish` or the end of a
-``with Outputs(...) as out:`` block does.
-
-Every figure and table is stamped with what identifies the result: notebook, profile,
-parameters, seeds and the commit of the sources (:func:`git_commit`: the last commit that
-changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/``). The stamp carries no date and the
-PDF no creation date, so a rerun that reproduces the numbers rewrites every committed file
-byte for byte. The stamp goes into the file where the format allows (PNG text chunks, PDF
-info, a Markdown comment) and, for every file, into the folder's ``provenance.json``.
-``metrics.json`` has the form
+A run writes to ``figures/<notebook>/`` only when ``make`` publishes from a clean commit, else to
+``build/<profile>/figures/<notebook>/``, through a staging folder swapped in once the run is complete.
+Every output is stamped with what identifies the result and no date. ``metrics.json`` has the form
 
     {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
      "threads": n, "cpu": ..., "cpu_capability": ..., "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
 
-plus ``"note": "smoke run: checks the plumbing, proves nothing"`` at a profile whose runs prove
-nothing (its :attr:`~paper_lib.pipeline.profiles.Profile.note`).
-Our design: the paper is silent.
+plus the profile's ``"note"`` at a profile whose runs prove nothing. Our design: the paper is silent.
 """
 from __future__ import annotations
 
@@ -57,20 +35,14 @@ FIGURE_DPI = 150  # every PNG is saved at this dpi; the legibility check measure
 FIGCHECK_ENV = "PAPER_LIB_FIGCHECK"  # "raise": a legibility problem raises at every profile (default: at smoke)
 
 
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str, strip: bool = True) -> str:
     out = subprocess.run(["git", *args], cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=True)
-    return out.stdout.strip()
+    return out.stdout.strip() if strip else out.stdout
 
 
 def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
-    """The commit that identifies the sources and, when git cannot say, why: ``(commit, None)`` or
-    ``("unknown", reason)``.
-
-    The commit is the last one that changed ``paper_lib/``, ``notebooks/`` or ``benchmarks/`` (12
-    hex digits), with ``-dirty`` when these have uncommitted changes. The reason is one line:
-    git's own first line of complaint (``git: detected dubious ownership in repository at ...``,
-    ``git: not a git repository ...``) or ``git is not on PATH``. Raises nothing. Our design.
-    """
+    """``(commit, None)``, the last commit (12 hex digits) that changed :data:`SOURCE_PATHS` (``-dirty``
+    for uncommitted changes there), or ``("unknown", reason)`` in one line. Raises nothing. Our design."""
     try:
         last = _git(root, "log", "-1", "--format=%H", "--", *SOURCE_PATHS) or _git(root, "rev-parse", "HEAD")
         dirty = _git(root, "status", "--porcelain", "--", *SOURCE_PATHS)
@@ -84,19 +56,12 @@ def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit that identifies the sources (:func:`source_commit`); ``"unknown"`` when git cannot
-    say (outside a git checkout, no git, a checkout git does not trust): such a run may write under
-    ``build/`` but never publish (:func:`check_clean`).
-
-    Committing figures or prose does not change it, so a rerun on a later commit with the same
-    sources stamps its outputs exactly as before.
-    """
+    """The commit that identifies the sources (:func:`source_commit`), or ``"unknown"``."""
     return source_commit(root)[0]
 
 
 def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
-    """The commit time (Unix seconds) of :func:`git_commit`'s commit, for ``SOURCE_DATE_EPOCH``;
-    ``None`` outside a git checkout."""
+    """The commit time (Unix seconds) of :func:`git_commit`'s commit, or ``None`` outside git."""
     try:
         stamp = _git(root, "log", "-1", "--format=%ct", "--", *SOURCE_PATHS) or _git(root, "log", "-1", "--format=%ct")
     except (OSError, subprocess.CalledProcessError):
@@ -105,12 +70,9 @@ def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
 
 
 def uncommitted(root: Path = REPO_ROOT) -> list[tuple[str, str]]:
-    """The uncommitted changes under ``paper_lib/``, ``notebooks/`` and ``benchmarks/``, from
-    ``git status --porcelain``: ``(status, path)`` pairs, status git's two letters (``" M"``,
-    ``"M "``, ``"??"``, ...), path relative to ``root``; ``[]`` when git cannot say. Raises nothing."""
+    """``(status, path)`` of each uncommitted source (``git status --porcelain``); ``[]`` when git cannot say."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", *SOURCE_PATHS],
-                             cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=True).stdout
+        out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *SOURCE_PATHS, strip=False)
     except (OSError, subprocess.CalledProcessError):
         return []
     entries, fields = [], iter(out.split("\0"))
@@ -123,8 +85,7 @@ def uncommitted(root: Path = REPO_ROOT) -> list[tuple[str, str]]:
 
 
 def _restore_advice(changes: list[tuple[str, str]], shown: int = 10) -> str:
-    """The files of ``changes`` (:func:`uncommitted`) and how to get back to the committed sources,
-    in one line; at most ``shown`` paths are listed (``git restore`` of the three folders beyond)."""
+    """The files of ``changes`` (:func:`uncommitted`), at most ``shown``, and how to restore them, in one line."""
     def listed(paths: list[str]) -> str:
         return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more (git status)" if len(paths) > shown else "")
 
@@ -148,29 +109,22 @@ def _restore_advice(changes: list[tuple[str, str]], shown: int = 10) -> str:
 
 
 def check_clean(commit: str, where: str = "figures/", reason: str | None = None, root: Path = REPO_ROOT) -> str:
-    """Return ``commit`` if results may be published from it: a known commit of committed sources.
-
-    ``reason`` is why git could not give the commit (:func:`source_commit`), put into the message;
-    ``root`` is the checkout whose uncommitted files (:func:`uncommitted`) the refusal names, with
-    the ``git restore`` that brings the committed sources back (a tweak saved into a tracked
-    notebook must not be published as the default by following the advice to commit).
-    Every way of publishing goes through here: the runner's ``--publish`` and a script's
-    :class:`Outputs` with ``PAPER_LIB_PUBLISH=1`` (the benchmarks). Our design: the paper is silent.
+    """Return ``commit`` if results may be published from it (every way of publishing asks here); a
+    refusal gives ``reason`` (:func:`source_commit`) or names ``root``'s uncommitted files. Our design.
 
     Raises:
         ValueError: ``commit`` ends with ``-dirty``, or is ``"unknown"`` (one line saying why and
             how to run without publishing).
     """
-    instead = ("run without publishing (without --publish or PAPER_LIB_PUBLISH=1; outputs then go to "
-               "build/<profile>/figures/)")
+    to_build = "outputs then go to build/<profile>/figures/)"
+    instead = f"run without publishing (without --publish or PAPER_LIB_PUBLISH=1; {to_build}"
     if commit == "unknown" or not commit:
         why = f" ({reason})" if reason else ""
         raise ValueError(f"refusing to publish to {where}: the commit of the sources cannot be determined{why}; "
                          f"run from a git clone, or {instead}")
     if commit.endswith("-dirty"):
         raise ValueError(f"refusing to publish to {where} from uncommitted sources (commit {commit}): "
-                         f"{_restore_advice(uncommitted(root))} without publishing (outputs then go to "
-                         "build/<profile>/figures/)")
+                         f"{_restore_advice(uncommitted(root))} without publishing ({to_build}")
     return commit
 
 
@@ -180,11 +134,8 @@ def publishing() -> bool:
 
 
 def output_dir(notebook: str, profile: str, root: Path = REPO_ROOT, publish: bool = True) -> Path:
-    """Where ``notebook`` writes at ``profile``.
-
-    ``<figures>/<notebook>`` when ``publish`` and the profile publishes (its
-    :attr:`~paper_lib.pipeline.profiles.Profile.figures`: ``figures/`` at cpu and paper), else
-    ``build/<profile>/figures/<notebook>``.
+    """Where ``notebook`` writes at ``profile``: ``<figures>/<notebook>`` when ``publish`` and the
+    profile publishes, else ``build/<profile>/figures/<notebook>``.
 
     Raises:
         ValueError: unknown profile.
@@ -202,9 +153,7 @@ def runner_run() -> dict[str, Any] | None:
 
 
 def _session_source(root: Path | None) -> str | None:
-    """The notebook this Jupyter kernel was started for (``JPY_SESSION_NAME``, which jupyter_server
-    sets to its path), relative to ``root``: a run of a scratch copy is stamped ``lab/NN_name.py``,
-    not as the tracked notebook; ``None`` outside Jupyter or for a file outside ``root``."""
+    """The notebook this Jupyter kernel runs (``JPY_SESSION_NAME``) relative to ``root``, or ``None``."""
     session = os.environ.get("JPY_SESSION_NAME")
     if not session:
         return None
@@ -214,40 +163,30 @@ def _session_source(root: Path | None) -> str | None:
         return None
 
 
-def _jsonable(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=str))
+def _update_json(path: Path, entries: Mapping[str, Any]) -> Path:
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return write_json(path, {**doc, **entries})
 
 
 def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
     """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256."""
-    manifest_path = Path(folder) / "provenance.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    for p in paths:
-        manifest[Path(p).name] = {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()}
-    return write_json(manifest_path, manifest)
+    return _update_json(Path(folder) / "provenance.json", {
+        Path(p).name: {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in paths})
 
 
 class Outputs:
-    """The writer of one notebook run's figures, tables and metrics.
+    """The writer of one notebook run's figures, tables and metrics, into ``dir`` once the run is complete.
 
     Args:
-        notebook: the notebook's name, e.g. ``"01_grammar_probe"``.
-        profile: ``smoke``, ``cpu`` or ``paper``.
-        parameters: the settings the run used (recorded verbatim, must be JSON-able).
-        seeds: the seeds the run averaged over.
-        root: the project root (tests pass a temporary folder).
-        source: the file that produced the outputs (default: the runner's source, else the notebook
-            a Jupyter kernel was started for, e.g. ``lab/<notebook>.py``, else ``notebooks/<notebook>.py``).
-        publish: write to ``figures/`` (not at ``smoke``); default: :func:`publishing`. Under the
-            notebook runner, the runner decides and this is ignored.
-
-    ``dir`` is where the outputs land once the run is complete; until then they are written
-    to a staging folder beside it.
+        notebook, profile: e.g. ``"01_grammar_probe"``, ``"cpu"``.
+        parameters, seeds: the settings the run used (recorded verbatim, JSON-able) and its seeds.
+        root: the project root. source: the file that produced the outputs (default: the runner's,
+            else the Jupyter kernel's notebook, else ``notebooks/<notebook>.py``).
+        publish: write to ``figures/``; default: :func:`publishing`; ignored under the runner.
 
     Raises:
-        ValueError: unknown profile; publishing from a ``-dirty`` or an unknown commit
-            (:func:`check_clean`); under the runner, a
-            notebook or profile other than the runner's.
+        ValueError: unknown profile; publishing from a ``-dirty`` or unknown commit (:func:`check_clean`);
+            under the runner, a notebook or profile other than the runner's.
     """
 
     def __init__(self, notebook: str, profile: str, parameters: Mapping[str, Any],
@@ -256,7 +195,7 @@ class Outputs:
         self.notebook, self.profile = notebook, check_profile(profile)
         run = runner_run()
         self.source = source or (run or {}).get("source") or _session_source(root) or f"notebooks/{notebook}.py"
-        self.parameters = _jsonable(dict(parameters))
+        self.parameters = json.loads(json.dumps(dict(parameters), default=str))
         self.seeds = [int(s) for s in seeds]
         self.finished = False
         self._written: dict[str, str] = {}  # file name -> the call that wrote it in this run
@@ -279,17 +218,13 @@ class Outputs:
             self._stage = fresh_dir(self.dir)
 
     def provenance(self) -> dict[str, Any]:
-        """The stamp written beside every output: what identifies the result (with ``threads``,
-        this process's torch thread count: results are identical only at equal thread counts;
-        :func:`~paper_lib.pipeline.parallel.parallel_map`'s jobs always run at one), and no date."""
+        """The stamp written beside every output: what identifies the result (``threads``: this
+        process's torch thread count), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
                  "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
         if note := get_profile(self.profile).note:
             stamp["note"] = note
         return stamp
-
-    def _record(self, *paths: Path) -> None:
-        record(self._stage, paths, self.provenance())
 
     def _claim(self, call: str, *names: str) -> None:
         """Raise ValueError on a second write of one file in one run (save_data, save_table: ``<name>.csv``)."""
@@ -299,29 +234,13 @@ class Outputs:
         self._written.update(dict.fromkeys(names, call))
 
     def save_figure(self, fig, name: str, *, alt: str, title: str) -> Path:
-        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped; returns the final PNG path.
-
-        Args:
-            alt: one sentence saying what the figure shows (what a reader who cannot see it needs:
-                the axes and the finding's shape), the image's alt text.
-            title: the figure's title on a page (also the PNG's and PDF's ``Title``).
-
-        ``alt`` and ``title`` go into ``figures.json`` beside the figures (file stem ->
-        ``{"alt", "title"}``, plus ``"problems"`` when the check found any), which a site reads.
-        Before saving, :func:`~paper_lib.pipeline.figcheck.check_figure` looks for what a reader
-        cannot read (colliding tick labels, text under 7 pt, text over tick labels, wider than
-        1600 px, several panels without a suptitle). At the smoke profile (``make test`` runs
-        every notebook so) a problem raises, so a regression fails the tests; at ``cpu`` and
-        ``paper`` it warns and is recorded, so an hour's run is never lost to a collided tick
-        label. ``PAPER_LIB_FIGCHECK=raise`` makes every profile strict. Our design.
-
-        No date goes into either file (the PDF's ``CreationDate`` is dropped), so the same figure
-        gives the same bytes.
+        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped, no date; returns the final
+        PNG path. ``alt`` (one sentence) and ``title`` go into ``figures.json``, with any legibility
+        problems (:func:`~paper_lib.pipeline.figcheck.check_figure`), which otherwise only warn. Our design.
 
         Raises:
-            ValueError: ``alt`` is not a sentence (fewer than 4 words or several lines), ``title``
-                is empty; at smoke (or ``PAPER_LIB_FIGCHECK=raise``), the first legibility problem
-                (one line naming the figure).
+            ValueError: ``alt`` is not one line of at least 4 words, ``title`` is empty; at smoke (or
+                ``PAPER_LIB_FIGCHECK=raise``), the first legibility problem (one line naming the figure).
         """
         if not isinstance(alt, str) or len(alt.split()) < 4 or "\n" in alt.strip():
             raise ValueError(f"alt must be one sentence describing what figure {name!r} shows "
@@ -344,17 +263,14 @@ class Outputs:
             with atomic_path(path) as tmp:
                 fig.savefig(tmp, format=ext, dpi=FIGURE_DPI, bbox_inches="tight", metadata=meta)
             paths.append(path)
-        self._record(*paths)
-        index_path = self._stage / "figures.json"
-        index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
-        index[name] = {"alt": alt, "title": title, **({"problems": problems} if problems else {})}
-        write_json(index_path, dict(sorted(index.items())))
+        record(self._stage, paths, self.provenance())
+        _update_json(self._stage / "figures.json",
+                     {name: {"alt": alt, "title": title, **({"problems": problems} if problems else {})}})
         return self.dir / paths[0].name
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:
-        """Save a pandas table as ``<name>.csv`` and ``<name>.md`` (with a provenance comment, and
-        at the smoke profile a first line saying the run proves nothing); returns the CSV's final path.
-        Raises ValueError if ``<name>.csv`` or ``.md`` was already written in this run."""
+        """Save ``df`` as ``<name>.csv`` and a stamped ``<name>.md``; returns the CSV's final path.
+        Raises ValueError if either was already written in this run."""
         csv_path, md_path = self._stage / f"{name}.csv", self._stage / f"{name}.md"
         self._claim("save_table", csv_path.name, md_path.name)
         with atomic_path(csv_path) as tmp:
@@ -363,29 +279,23 @@ class Outputs:
         md = df.to_markdown(index=index, floatfmt=floatfmt)
         banner = f"**{b}**\n\n" if (b := get_profile(self.profile).banner) else ""
         write_text(md_path, f"{banner}<!-- provenance: {stamp} -->\n\n{md}\n")
-        self._record(csv_path, md_path)
+        record(self._stage, (csv_path, md_path), self.provenance())
         return self.dir / csv_path.name
 
     def save_data(self, df, name: str) -> Path:
-        """Save a data frame (curves, per-seed rows) as ``<name>.csv``, stamped in the manifest.
+        """Save a data frame as ``<name>.csv``, stamped in the manifest; returns its final path.
         Raises ValueError if ``<name>.csv`` was already written in this run."""
         path = self._stage / f"{name}.csv"
         self._claim("save_data", path.name)
         with atomic_path(path) as tmp:
             df.to_csv(tmp, index=False)
-        self._record(path)
+        record(self._stage, (path,), self.provenance())
         return self.dir / path.name
 
     def write_metrics(self, metrics: Mapping[str, Iterable[float] | Mapping[str, float]]) -> Path:
-        """Write ``metrics.json``, the run's last output, and complete the run (:meth:`finish`).
-
-        Each value is either per-seed numbers (summarised here with
-        :func:`paper_lib.pipeline.stats.mean_ci95`) or an already summarised ``{"mean", "ci95", "n"}``.
-        Returns the final path.
-        """
-        summary = {}
-        for key, value in metrics.items():
-            summary[key] = dict(value) if isinstance(value, Mapping) else mean_ci95(value)
+        """Write ``metrics.json`` and complete the run (:meth:`finish`); returns the final path. Each value
+        is per-seed numbers (:func:`~paper_lib.pipeline.stats.mean_ci95`) or a ``{"mean", "ci95", "n"}``."""
+        summary = {key: dict(value) if isinstance(value, Mapping) else mean_ci95(value) for key, value in metrics.items()}
         doc = {"notebook": self.notebook, "profile": self.profile, "git_commit": self.commit,
                "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), **machine(), "metrics": summary}
         if note := get_profile(self.profile).note:
@@ -395,8 +305,7 @@ class Outputs:
         return self.dir / "metrics.json"
 
     def finish(self) -> Path:
-        """Complete the run: the staging folder replaces ``dir`` (under the runner, the runner does
-        this after the last cell). Later writes go straight into ``dir``. Returns ``dir``."""
+        """Complete the run: the staging folder replaces ``dir`` (unless the runner does); returns ``dir``."""
         if not self.finished and not self._managed:
             replace_dir(self._stage, self.dir)
             self._stage = self.dir
