@@ -154,6 +154,10 @@ out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
 states = [f"bank_{b}" for b in S.banks] + list(S.learned_states) + [f"oracle_{b}" for b in S.oracle_banks]
 lags, ratios = list(S.lags), sorted(time_map.ratio.unique())
+state_names = {**{f"bank_{b}": f"{b} bank (alpha {', '.join(f'{a:g}' for a in S.banks[b])}), linear probe"
+                  for b in S.banks},
+               **{f"oracle_{b}": f"{b} bank, oracle (MLP)" for b in S.oracle_banks},
+               "gru": "GRU (equal state), linear probe", "scan": "selective scan (equal state), linear probe"}
 fig, axes = plt.subplots(len(states), 2, figsize=(10, 2.4 * len(states)), sharex=True, sharey=True, squeeze=False)
 for i, st in enumerate(states):
     for j, target in enumerate(("identity", "structure")):
@@ -166,25 +170,25 @@ for i, st in enumerate(states):
         if st.startswith(("bank_", "oracle_")) and target == "identity" and len(ratios) > 1 and len(lags) > 1:
             cf = (closed[closed.bank == bank].pivot(index="ratio", columns="lag", values="decodability")
                   .reindex(index=ratios, columns=lags))
-            cs = ax.contour(np.arange(len(lags)), np.arange(len(ratios)), cf.values, levels=[0.1, 0.5],
-                            colors="white", linestyles=["--", "-"], linewidths=1.2)
-            ax.clabel(cs, fmt={0.1: "closed form 0.1", 0.5: "closed form 0.5"}, fontsize=7)
-        ax.set_title(f"{st}: {target}", fontsize=9)
-        ax.set_xticks(range(len(lags)), [str(k) for k in lags], fontsize=7)
-        ax.set_yticks(range(len(ratios)), [f"{r:g}" for r in ratios], fontsize=7)
+            ax.contour(np.arange(len(lags)), np.arange(len(ratios)), cf.values, levels=[0.1, 0.5],
+                       colors="white", linestyles=["--", "-"], linewidths=1.5)
+        ax.set_title(f"{state_names.get(st, st)}\n{target}", fontsize=10)
+        ax.set_xticks(range(len(lags)), [str(k) for k in lags], fontsize=10)
+        ax.set_yticks(range(len(ratios)), [f"{r:g}" for r in ratios], fontsize=10)
         if i == len(states) - 1:
             ax.set_xlabel("lag k (tokens)")
         if j == 0:
-            ax.set_ylabel("vocab_size / d_model")
-fig.subplots_adjust(top=0.95, bottom=0.05, hspace=0.3)          # six rows: less white above and below
+            ax.set_ylabel("vocabulary / width")
+fig.subplots_adjust(top=0.93, bottom=0.06, hspace=0.45)         # two-line titles between the rows
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
 stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {len(S.gru_seeds)} seed(s); oracle "
-      f"{len(bm.oracle_map_seeds(S))} seed(s) off the rule's cell;\nblank: not run; white: each bank's closed form")
+      f"{len(bm.oracle_map_seeds(S))} seed(s) off the rule's cell;\nblank cell: not run; white lines: each bank's "
+      "closed-form decodability 0.1 (dashed) and 0.5 (solid)")
 out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
                 alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
                     f"(right) of the token k steps back, lag on the x axis and vocabulary size per width on the y "
-                    f"axis, one row per state ({', '.join(states)}), with each bank's closed-form 0.1 and 0.5 contours "
+                    f"axis, one row per state ({'; '.join(state_names.get(st, st) for st in states)}), with each bank's closed-form 0.1 and 0.5 contours "
                     "in white on its identity panels (linear probe and oracle).")
 plt.show()
 # %% [markdown]

@@ -273,10 +273,12 @@ def test_plot_helpers_stamp_and_mark():
     ax.plot([0, 1], [0, 1], label="ours")
     mark_paper(ax, 0.96, "paper: 0.960")
     legend_outside(ax)
+    stamp(fig, "smoke", 3, "95% CI over seeds")
     stamp(fig, "smoke", 1, "95% CI over seeds")
     texts = [t.get_text() for t in fig.texts] + [t.get_text() for t in ax.texts]
     assert "paper: 0.960" in texts
-    assert any("profile: smoke · 1 seed · error bars: 95% CI over seeds" in t and SMOKE_NOTE.upper() in t for t in texts)
+    assert any("profile: smoke · 3 seeds · error bars: 95% CI over seeds" in t and SMOKE_NOTE.upper() in t for t in texts)
+    assert any("profile: smoke · 1 seed · no error bars (one seed)" in t for t in texts)  # a CI of one seed is none
     assert ax.get_legend().get_bbox_to_anchor() is not None
     with pytest.raises(ValueError, match="axis must be 'x' or 'y'"):
         mark_paper(ax, 1.0, "x", axis="z")

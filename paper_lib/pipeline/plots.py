@@ -9,9 +9,12 @@ from .profiles import PROFILES
 
 def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: str | None = None) -> None:
     """Write a footer under ``fig``: profile, seed count, what the error bars are, a note, and the
-    profile's :attr:`~paper_lib.pipeline.profiles.Profile.note` for a run that proves nothing."""
+    profile's :attr:`~paper_lib.pipeline.profiles.Profile.note` for a run that proves nothing. Error
+    bars "over seeds" from one seed are none, and the footer says so."""
     parts = [f"profile: {profile}", f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"]
-    if errorbars:
+    if errorbars and n_seeds == 1 and "over seeds" in errorbars:
+        parts.append("no error bars (one seed)")
+    elif errorbars:
         parts.append(f"error bars: {errorbars}")
     if note:
         parts.append(note)
