@@ -266,11 +266,11 @@ ax.axhline(d_chance, color="0.5", lw=1.5, label=f"keys-ignored baseline {d_chanc
 ax.set(xscale="log", ylim=(0, 1.02), xlabel="key-query distance (tokens, bin centre)", ylabel="query accuracy (test)",
        title=f"Retention, N = {S.distance_n_pairs}, {tuple(S.distance_gap)} distractors between pairs and queries")
 ax.minorticks_off()
-ticks = []
-for b in (b for b in S.distance_bins if b > 0):  # on a log axis, a label within 1.6x of the last one crowds it
-    if not ticks or b >= 1.6 * ticks[-1]:
-        ticks.append(b)
-ax.set_xticks(ticks, [str(b) for b in ticks])
+ticks = []  # at the bins' centres, where the points are; on a log axis a label within 1.6x of the last crowds it
+for c in ((lo + hi) / 2 for lo, hi in zip(S.distance_bins, S.distance_bins[1:])):
+    if not ticks or c >= 1.6 * ticks[-1]:
+        ticks.append(c)
+ax.set_xticks(ticks, [f"{c:g}" for c in ticks])
 if not retention_ok:  # said above the panel, where it covers no data
     fig.suptitle("NOT INFORMATIVE AT THIS BUDGET: " + textwrap.fill(retention_why, 90), color="firebrick",
                  fontsize=9, fontweight="bold")
