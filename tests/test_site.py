@@ -119,7 +119,10 @@ def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
         assert f"[^{claim.key}]: " in page
     assert "\\<unk\\>" in page and "<unk>" not in page.replace("\\<unk\\>", "")
     assert "![alt words](recall_by_pairs.png)" in page and "make all" in page and PAPER_SUMMARY in page
-    assert f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb)" in page
+    assert f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb)" in page      # no claim given: the notebook
+    assert page.count("](claim-") == 2 * len(CLAIMS)            # what we find and the table: every claim
+    linked = site.landing_page(rows, "cpu", "f.png", "alt", "", HEADLINE[0], "Recall against pairs", "recall")
+    assert "*Recall against pairs.*" in linked and f"[{HEADLINE[0]}](claim-recall), where" in linked
 
 
 def test_escapes_and_alt_fallbacks():

@@ -37,7 +37,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A site built from ``test_site.make_executed``'s fixture, served on 127.0.0.1; yields
-    ``(base_url, docs)``."""
+    ``(base_url, docs, figures)``."""
     from test_site import make_executed
 
     root = tmp_path_factory.mktemp("site")
@@ -49,7 +49,7 @@ def served(tmp_path_factory):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", docs
+        yield f"http://127.0.0.1:{server.server_address[1]}", docs, figures
     finally:
         server.shutdown()
         server.server_close()
@@ -65,28 +65,31 @@ def browser():
         b.close()
 
 
-def _open(browser, url):
-    """Open ``url``; returns ``(page, status, remote, failed)``: the main response's status, the
-    requests to any host but 127.0.0.1 (aborted, so the test never needs a network) and the
-    requests that failed."""
-    page = browser.new_page()
+def _open(browser, url, width=1440, errors=None):
+    """Open ``url`` in a ``width`` px wide window; returns ``(page, status, remote, failed)``: the
+    main response's status, the requests to any host but 127.0.0.1 (aborted, so the test never needs
+    a network) and the requests that failed. The console's errors go to the list ``errors``."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
     remote, failed = [], []
+    if errors is not None:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
 
     def route(r):
         host = urlparse(r.request.url).hostname
-        if r.request.url.startswith(("data:", "blob:", "about:")) or host in ("127.0.0.1", "localhost"):
+        if r.request.url.startswith(("data:", "blob:", "about:", "file:")) or host in ("127.0.0.1", "localhost"):
             return r.continue_()
         remote.append(r.request.url)
         return r.abort()
     page.route("**/*", route)
     page.on("requestfailed", lambda req: failed.append(req.url))
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
     response = page.goto(url, wait_until="load")
     page.wait_for_load_state("networkidle")
     return page, response.status if response else None, remote, failed
 
 
 def test_every_page_loads_offline_with_its_images(browser, served):
-    base, docs = served
+    base, docs, _ = served
     pages = ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
     assert len(pages) == 1 + len({c.notebook for c in CLAIMS})
     for name in pages:
@@ -104,7 +107,7 @@ def test_every_page_loads_offline_with_its_images(browser, served):
 
 
 def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
-    base, _ = served
+    base, _, _ = served
     page, status, _, _ = _open(browser, f"{base}/index.html")
     assert status == 200
     rows = page.locator("table tbody tr")
@@ -126,14 +129,80 @@ def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
 
 
 def test_unk_shows_no_nan_and_undecided_figures_are_marked(browser, served):
-    from paper_lib.pipeline.marks import MARK_PREFIX
+    from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks
+    from paper_lib.pipeline.report import claims_table
 
-    base, _ = served
+    base, docs, figures = served
     page, status, remote, _ = _open(browser, f"{base}/05_associative_recall.html")
     assert status == 200 and remote == []
     text = page.locator("article").inner_text()
     assert "BiGRU without <unk> training" in text and "so is <unk>." in text   # the source's <unk>, shown
+    page.close()
+    rows = claims_table(figures, CLAIMS).to_dict("records")
+    marked = 0
+    for name in _pages(docs)[1:]:
+        notebook = name.removesuffix(".html")
+        page, _, _, _ = _open(browser, f"{base}/{name}")
+        assert "NaN" not in "".join(page.locator("table").all_inner_texts()), name
+        alts = page.evaluate("[...document.images].map(i => i.alt)")
+        marks = figure_marks([r for r in rows if r["notebook"] == notebook],
+                             {c.key: c.figures for c in CLAIMS if c.notebook == notebook})
+        for stem in marks:                  # every figure of an undecided claim that the page shows: marked
+            alt = site.figure_alt(figures, notebook, stem)
+            if any(alt in a for a in alts):
+                assert any(a.startswith(MARK_PREFIX) and alt in a for a in alts), f"{name}: {stem} unmarked"
+                marked += 1
+        page.close()
+    assert marked >= 1                                        # the fixture has an undecided claim: recall_by_pairs'
+
+
+def _pages(docs):
+    return ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
+
+
+def test_a_phone_wide_page_never_scrolls_sideways_and_the_console_is_quiet(browser, served):
+    base, docs, _ = served
+    for name in _pages(docs):
+        errors = []
+        page, status, _, failed = _open(browser, f"{base}/{name}", width=390, errors=errors)
+        assert status == 200 and failed == [], f"{name}: {failed[:3]}"                   # no favicon 404 either
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{name} is {width} px wide on a 390 px screen"
+        assert errors == [], f"{name}: console errors {errors[:3]}"
+        assert page.locator("input[type=search]:visible, .search-button-field:visible").count() <= 1, name
+        page.close()
+
+
+def test_landing_page_lists_every_claim_and_captions_its_headline(browser, served):
+    import json
+
+    base, _, figures = served
+    page, _, _, _ = _open(browser, f"{base}/index.html")
+    found = page.locator("#what-we-find li")
+    assert found.count() == len(CLAIMS)
+    assert page.locator('a[href="https://arxiv.org/abs/2604.08556"]').count() == 1        # the paper, linked
+    key = next(c.key for c in CLAIMS if c.notebook == HEADLINE[0] and HEADLINE[1] in c.figures)
+    section = page.locator("#the-headline-figure")
+    assert section.locator(f'a[href="{HEADLINE[0]}.html#claim-{key.replace("_", "-")}"]').count() == 1
+    title = json.loads((figures / HEADLINE[0] / "figures.json").read_text())[HEADLINE[1]]["title"]
+    assert section.locator("em").first.inner_text() == f"{title}."                  # the figure's title as caption
+    page.close()
+
+
+# The committed per-notebook HTML (`figures/<nb>/<nb>.html`, nbconvert's export of the executed
+# notebook): opened straight from disk, as a reader who downloads one would.
+COMMITTED = sorted(Path(__file__).resolve().parents[1].glob("figures/[0-9][0-9]_*/[0-9][0-9]_*.html"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+def test_committed_notebook_html_is_self_contained_and_shows_its_text(browser, path):
+    page, _, remote, failed = _open(browser, path.as_uri(), width=390)
+    assert remote == [] and failed == [], f"{path.name} asks for {(remote or failed)[:3]}"
+    assert page.locator("script[src^='http'], link[href^='http'][rel=stylesheet]").count() == 0
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"{path.name} is {width} px wide on a 390 px screen"
     assert "NaN" not in "".join(page.locator("table").all_inner_texts())
-    alts = page.evaluate("[...document.images].map(i => i.alt)")
-    assert any(a.startswith(MARK_PREFIX) and "Recall accuracy" in a for a in alts)  # recall_by_pairs: an undecided claim
+    source = path.with_name(path.stem + ".html").read_text(encoding="utf-8")
+    if "&lt;unk&gt;" in source:                                           # where the source says <unk>, it shows
+        assert "<unk>" in page.locator("body").inner_text()
     page.close()

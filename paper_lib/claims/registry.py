@@ -21,11 +21,12 @@ HEADLINE = ("05_associative_recall", "recall_by_pairs")
 
 PAPER_SUMMARY = (
     'The paper, *"EMA Is Not All You Need: Mapping the Boundary Between Structure and Content in '
-    'Recurrent Context"* (A. Singh, arXiv:2604.08556), uses banks of fixed-rate exponential moving '
-    "averages (EMA traces) as a lower bound for recurrent context. It claims that such traces keep "
-    "temporal structure (a Hebbian network, SPCN, reads grammatical roles from them with zero labels "
-    "and transfers to unseen words) but lose token identity (an EMA-only language model, SPEN, trails "
-    "a Transformer by a wide perplexity gap, whichever predictor reads the traces)."
+    'Recurrent Context"* (A. Singh, [arXiv:2604.08556](https://arxiv.org/abs/2604.08556)), uses banks '
+    "of fixed-rate exponential moving averages (EMA traces) as a lower bound for recurrent context. It "
+    "claims that such traces keep temporal structure (a Hebbian network, SPCN, reads grammatical roles "
+    "from them with zero labels and transfers to unseen words) but lose token identity (an EMA-only "
+    "language model, SPEN, trails a Transformer by a wide perplexity gap, whichever predictor reads the "
+    "traces)."
 )
 """What the paper claims, in the README's words (its first paragraph): the site's first section."""
 

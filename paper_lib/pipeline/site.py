@@ -174,21 +174,21 @@ def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -
 # --------------------------------------------------------------------------- the landing page
 
 def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str,
-                 summary: str = "", headline_notebook: str = "") -> str:
-    """The Markdown of ``index.md``: ``summary``, what we find, the results table (reason and rule as
-    footnotes), the figure ``headline`` of ``headline_notebook`` (a path relative to the page, or
-    None) and how to rerun."""
+                 summary: str = "", headline_notebook: str = "", caption: str = "", claim: str = "") -> str:
+    """The Markdown of ``index.md``: ``summary``, what we find (every claim and its verdict), the
+    results table (reason and rule as footnotes), the figure ``headline`` of ``headline_notebook`` (a
+    path relative to the page, or None) with its ``caption`` and a link to the findings of the claim
+    keyed ``claim`` (else to the notebook), and how to rerun."""
     counts = Counter(r["holds"].split(":")[0] for r in rows)
     found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
-    decided = [r for r in rows if r["holds"] in ("yes", "partly", "no")]
     lines = ["# EMA Is Not All You Need: a reproduction", "",
              "## What the paper claims", "", summary, "",
              "## What we find", "",
              f"Of the {len(rows)} claims we test (at the `{profile}` profile): {found}. "
              "A claim is *not informative at this budget* when its control did not differ as it must for "
              "the experiment to have power; the footnote of each verdict says why.", ""]
-    lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in decided]
-    lines += [""] if decided else []
+    lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in rows]
+    lines += [""] if rows else []
     lines += ["## Results", "",
               "Ours: mean ± 95% confidence interval over seeds; against: the control or rival the claim's rule "
               "compares with. Each claim links to its notebook's findings, "
@@ -201,8 +201,10 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
         notes.append(f"[^{r['key']}]: {md_escape(r['why'] or r['holds'])}. Rule: {md_escape(r['rule'])}.")
     lines += ["", *notes, ""]
     if headline:
+        where = f"(claim-{claim})" if claim else f"({headline_notebook}.ipynb)"
         lines += ["## The headline figure", "", f"![{md_escape(headline_alt)}]({headline})", "",
-                  f"From the notebook [{headline_notebook}]({headline_notebook}.ipynb), where it is explained.", ""]
+                  *([f"*{md_escape(caption)}.*", ""] if caption else []),
+                  f"From the notebook [{headline_notebook}]{where}, where it is explained.", ""]
     lines += ["## How to rerun", "",
               "```bash", "make all            # every notebook at PROFILE=cpu, the report, and this site (docs/)",
               "make all PROFILE=smoke  # minutes: checks the plumbing, proves nothing",
@@ -214,7 +216,8 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
 # --------------------------------------------------------------------------- the build
 
 # Jupyter Book's _config.yml (JSON is YAML): no execution, no math (MathJax would come from a
-# CDN), no launch or download buttons, no copies of the sources.
+# CDN), no launch or download buttons, no copies of the sources; one search (the header's button),
+# a light theme by default (the theme's script reports an empty stored mode as an error otherwise).
 BOOK_CONFIG = {
     "title": "EMA Is Not All You Need, a reproduction", "author": "the paper_lib companion", "copyright": "",
     "only_build_toc_files": True, "execute": {"execute_notebooks": "off"},
@@ -225,16 +228,22 @@ BOOK_CONFIG = {
         "html_show_copyright": False, "html_copy_source": False, "html_show_sourcelink": False,
         "html_last_updated_fmt": "", "nb_merge_streams": True,
         "html_theme_options": {"use_download_button": False, "use_fullscreen_button": False},
+        "html_context": {"default_mode": "light"}, "html_sidebars": {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}, "html_favicon": "_static/favicon.svg",
         "suppress_warnings": ["myst.header", "mystnb.unknown_mime_type"]}},
 }
 
 
-# For a phone's width (390 px): a long inline code name breaks, an image shrinks to the column, a
-# wide table scrolls within itself. Jupyter Book links every stylesheet in the book's _static/.
+# For a phone's width (390 px): a long inline code name or word breaks (a title's notebook name), an
+# image shrinks to the column, a wide table scrolls within itself. Jupyter Book links every
+# stylesheet in the book's _static/.
 NARROW_CSS = """code, .pre { overflow-wrap: anywhere; word-break: break-word; }
 article img { max-width: 100%; height: auto; }
 article table { display: block; max-width: 100%; overflow-x: auto; }
+article :is(h1, h2, h3, h4, p, li) { overflow-wrap: break-word; }
 """
+# The site's icon (a decaying trace), so that no page asks for a missing favicon.ico.
+FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+           '<path d="M1 14 Q5 2 15 3" fill="none" stroke="#369" stroke-width="2"/></svg>')
 
 
 def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
@@ -269,10 +278,15 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         png = (figures / notebook / rel).read_bytes()
         (staging / rel).write_bytes(mark_png(png, band) if band else png)
         alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
-    (staging / "index.md").write_text(landing_page(rows, profile, rel, alt, summary, notebook), encoding="utf-8")
+    meta = figures / notebook / "figures.json"
+    caption = (json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}).get("title", "") if meta.exists() else ""
+    key = next((c.key for c in claims if c.notebook == notebook and stem in c.figures), "")
+    page = landing_page(rows, profile, rel, alt, summary, notebook, caption, key)
+    (staging / "index.md").write_text(page, encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
     (staging / "_static").mkdir(exist_ok=True)
     (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
+    (staging / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
