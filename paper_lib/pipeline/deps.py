@@ -30,10 +30,8 @@ def _module_file(name: str) -> Path | None:
 
 def _imports(path: Path) -> set[str]:
     """Absolute ``paper_lib`` module names imported anywhere in ``path`` (plus their packages)."""
-    if path.name == "__init__.py" or PKG in path.parents:
-        package = ".".join(path.parent.relative_to(PKG.parent).parts)
-    else:
-        package = ""
+    inside = path.name == "__init__.py" or PKG in path.parents
+    package = ".".join(path.parent.relative_to(PKG.parent).parts) if inside else ""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
@@ -53,7 +51,6 @@ def _imports(path: Path) -> set[str]:
 
 def dependencies(source: str | Path) -> list[Path]:
     """The ``paper_lib`` files ``source`` (a notebook or module) needs, transitively, sorted.
-
     Raises FileNotFoundError: no such source."""
     source = Path(source).resolve()
     if not source.is_file():
@@ -102,8 +99,7 @@ def stale(folder: str | Path, sources: list[str | Path], root: str | Path = PKG.
     for source in sources:
         name = Path(source).stem
         try:
-            recorded = json.loads((Path(folder) / f"{name}.inputs").read_text(encoding="utf-8"))
-            fresh = recorded == inputs(source, root)
+            fresh = json.loads((Path(folder) / f"{name}.inputs").read_text(encoding="utf-8")) == inputs(source, root)
         except (OSError, ValueError, SyntaxError):
             fresh = False
         if not fresh:

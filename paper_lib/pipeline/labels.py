@@ -17,10 +17,7 @@ Field = Mapping[str, str] | str  # codes -> words, or a regular expression shown
 
 class Labels:
     """Metric name -> plain words, from ``metrics`` (``{name or template: label}``) and the templates' ``fields``.
-
-    Raises:
-        ValueError: a template names a field that ``fields`` lacks.
-    """
+    Raises ValueError: a template names a field that ``fields`` lacks."""
 
     def __init__(self, metrics: Mapping[str, str], fields: Mapping[str, Field] | None = None):
         fields = dict(fields or {})

@@ -55,10 +55,7 @@ def check_values(values: Mapping[str, Any]) -> None:
 def check_parameters(namespace: Mapping[str, Any]) -> None:
     """Validate a notebook's parameters, as ``check_parameters(globals())``: no injected name the ``parameters``
     cell lacks, the values (:func:`check_values`), under the runner its ``--profile``; shows a profile's banner.
-
-    Raises:
-        ValueError: one line naming the wrong parameter and the allowed ones.
-    """
+    Raises ValueError: one line naming the wrong parameter and the allowed ones."""
     from .provenance import runner_run
 
     defined, injected = injected_parameters(namespace.get("In", [])) or ([], [])

@@ -99,8 +99,7 @@ class Claims:
         return decide(self[key], summarise(metrics), profile)
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
-        """What a notebook prints for claim ``key``: one line of Markdown (claim, verdict, reason, rule).
-        Raises ValueError: unknown key."""
+        """A notebook's one Markdown line for ``key``: claim, verdict, reason, rule. Raises ValueError: unknown key."""
         claim, v, plain = self[key], self.verdict(key, metrics, profile), self.labels.plain
         return escape_tags(f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
                            f"Rule: {plain(claim.rule.__doc__)}.")
@@ -193,10 +192,9 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        row["headline"] = _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label)
-        row["versus"] = _cell(m, c.versus, label)
-        row["distance"] = _distance(c, m)
-        rows.append({**row, "holds": verdict.holds, "why": plain(verdict.reason)})
+        rows.append({**row, "headline": _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label),
+                     "versus": _cell(m, c.versus, label), "distance": _distance(c, m), "holds": verdict.holds,
+                     "why": plain(verdict.reason)})
     return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
                                        "holds", "why", "rule", "ours", "source", "controls"])
 

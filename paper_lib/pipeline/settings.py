@@ -72,10 +72,7 @@ def check_value(name: str, annotation, value, where: str = "settings", bounds=No
 
     ``int`` in ``bounds`` (default >= 1), finite ``float`` in ``bounds``, ``bool``, ``str``, ``X | None``,
     ``tuple[X, ...]`` / ``tuple[X, Y]`` (a list), ``dict[str, X]``; other annotations are not checked.
-
-    Raises:
-        ValueError: one line, ``<where>.<name>=<value>: must be ...`` (``<name>=...`` with no ``where``).
-    """
+    Raises ValueError: one line, ``<where>.<name>=<value>: must be ...`` (``<name>=...`` with no ``where``)."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
         rest = [a for a in args if a is not type(None)]
@@ -132,12 +129,8 @@ def check_fields(obj, where: str | None = None) -> None:
 
 def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "settings") -> T:
     """A copy of the dataclass ``obj`` with ``overrides`` applied (dicts merged into nested dataclasses and
-    mappings; lists become tuples where the default is a tuple).
-
-    Raises:
-        ValueError: an unknown key (naming the allowed ones), a dict for a field that is not a group,
-            ``overrides`` not a dict, or a value that does not fit its field (:func:`check_value`).
-    """
+    mappings; lists become tuples where the default is a tuple). Raises ValueError: an unknown key (naming the
+    allowed ones), a dict for a field that is not a group, ``overrides`` not a dict, or a value that does not fit."""
     if not overrides:
         return obj
     if not isinstance(overrides, Mapping):

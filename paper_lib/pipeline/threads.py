@@ -101,13 +101,9 @@ def tune_allocator() -> bool:
 def set_threads(n: int | None = None, profile: str | None = None, allocator: bool = True) -> int:
     """Set torch's, BLAS's and OpenMP's thread pools and the environment of later processes to ``n`` threads
     (``None``: :func:`default_threads` of ``profile``); ``allocator``: also :func:`tune_allocator`. Returns ``n``.
-
-    Raises:
-        ValueError: ``n`` not None and not an integer >= 1.
-    """
+    Raises ValueError: ``n`` not None and not an integer >= 1."""
     global _LIMITER
-    if n is None:
-        n = default_threads(profile)
+    n = default_threads(profile) if n is None else n
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n_threads must be None (automatic) or an integer >= 1, got {n!r}")
     import torch
