@@ -1,18 +1,11 @@
 """Which files a notebook reads, and whether ``make``'s last run of it read them as they are now.
 
-``python -m paper_lib.pipeline.deps notebooks/01_grammar_probe.py`` prints the ``paper_lib``
-source files the notebook imports, directly or through other ``paper_lib`` modules (read with
-``ast``; nothing is imported).
-
-Staleness is by content, never by date: a notebook's make target is up to date only when the
-sha256 of its source and of every ``paper_lib`` file it imports equals the record of its last
-run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`record`, ``--record SOURCE OUT``,
-taken as the run starts; :func:`stale`, ``--stale DIR SOURCE...``, which the Makefile asks
-before it decides anything). So a file copied in with an old date (``cp -p``, ``rsync -a``,
-``tar x``, ``unzip``), one edited after the clock was set back, and one saved while ``make``
-ran the notebook all rerun it, and a file rewritten with the same bytes (Jupyter saving a
-notebook that was only opened) reruns nothing. Standard library only: the Makefile runs it
-with the plain ``python3``. Our design (showyourwork's habit): the paper is silent.
+``python -m paper_lib.pipeline.deps notebooks/01_grammar_probe.py`` prints the ``paper_lib`` files the
+notebook imports, transitively (read with ``ast``; nothing is imported). Staleness is by content, never by
+date: a target is up to date only when the sha256 of its source and of every file it imports equals the record
+of its last run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`record`, ``--record SOURCE OUT``, taken
+as the run starts; :func:`stale`, ``--stale DIR SOURCE...``). Standard library only: the Makefile runs it with
+the plain ``python3``. Our design (showyourwork's habit): the paper is silent.
 """
 from __future__ import annotations
 
@@ -37,12 +30,8 @@ def _module_file(name: str) -> Path | None:
 
 def _imports(path: Path) -> set[str]:
     """Absolute ``paper_lib`` module names imported anywhere in ``path`` (plus their packages)."""
-    if path.name == "__init__.py":
-        package = ".".join(path.parent.relative_to(PKG.parent).parts)
-    elif PKG in path.parents:
-        package = ".".join(path.parent.relative_to(PKG.parent).parts)
-    else:
-        package = ""
+    inside = path.name == "__init__.py" or PKG in path.parents
+    package = ".".join(path.parent.relative_to(PKG.parent).parts) if inside else ""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
@@ -62,10 +51,7 @@ def _imports(path: Path) -> set[str]:
 
 def dependencies(source: str | Path) -> list[Path]:
     """The ``paper_lib`` files ``source`` (a notebook or module) needs, transitively, sorted.
-
-    Raises:
-        FileNotFoundError: no such source.
-    """
+    Raises FileNotFoundError: no such source."""
     source = Path(source).resolve()
     if not source.is_file():
         raise FileNotFoundError(f"no such file: {source}")
@@ -81,34 +67,21 @@ def dependencies(source: str | Path) -> list[Path]:
 
 
 def digest(path: str | Path) -> str:
-    """The sha256 (hex) of ``path``'s bytes.
-
-    Raises:
-        FileNotFoundError: no such ``path``.
-    """
+    """The sha256 (hex) of ``path``'s bytes. Raises FileNotFoundError: no such ``path``."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def inputs(source: str | Path, root: str | Path = PKG.parent) -> dict[str, str]:
-    """The sha256 of ``source`` and of every ``paper_lib`` file it imports (:func:`dependencies`),
-    keyed by their paths relative to ``root``.
-
-    Raises:
-        FileNotFoundError: no such source.
-    """
+    """The sha256 of ``source`` and of every ``paper_lib`` file it imports (:func:`dependencies`), keyed by
+    their paths relative to ``root``. Raises FileNotFoundError: no such source."""
     root = Path(root).resolve()
     files = [Path(source).resolve(), *dependencies(source)]
     return {str(f.relative_to(root)) if root in f.parents else str(f): digest(f) for f in files}
 
 
 def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -> Path:
-    """Write :func:`inputs` of ``source`` as JSON to ``out`` (atomically: a temporary file renamed);
-    returns ``out``. ``make`` takes it as a run starts, so a file saved while the notebook runs
-    differs from the record and reruns it next time.
-
-    Raises:
-        FileNotFoundError: no such source.
-    """
+    """Write :func:`inputs` of ``source`` as JSON to ``out`` atomically (taken as a run starts, so a file saved
+    during the run reruns it next time); returns ``out``. Raises FileNotFoundError: no such source."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
@@ -120,15 +93,13 @@ def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -
 
 
 def stale(folder: str | Path, sources: list[str | Path], root: str | Path = PKG.parent) -> list[str]:
-    """The names (file stems) of the ``sources`` whose record ``folder/<name>.inputs`` is missing,
-    unreadable, or differs from their :func:`inputs` now (a file whose content changed, a new
-    import). Raises nothing: a source that cannot be read counts as stale."""
+    """The stems of the ``sources`` whose record ``folder/<name>.inputs`` is missing, unreadable, or differs from
+    their :func:`inputs` now. Raises nothing: a source that cannot be read counts as stale."""
     out = []
     for source in sources:
         name = Path(source).stem
         try:
-            recorded = json.loads((Path(folder) / f"{name}.inputs").read_text(encoding="utf-8"))
-            fresh = recorded == inputs(source, root)
+            fresh = json.loads((Path(folder) / f"{name}.inputs").read_text(encoding="utf-8")) == inputs(source, root)
         except (OSError, ValueError, SyntaxError):
             fresh = False
         if not fresh:

@@ -1,11 +1,8 @@
-"""Plain-language names of metrics, for the report, the site and the notebooks' verdicts.
+"""Plain-language names of metrics (``acc_<model>_A`` -> ``<model> accuracy on A``), for reports and verdicts.
 
-Rules write their reasons with metric names (``acc_<model>_A``); a reader sees words (``<model>
-accuracy on A``). Each claims family (:mod:`paper_lib.claims`) declares ``{name: label}`` and hands
-it to :class:`Labels`. A name may be a template with fields in braces (``acc_{model}_{N}``); each
-field is a mapping from codes to words (``{"a": "model A"}``) or a regular expression whose match
-is shown as it is (``r"\\d+"``), and the label names the same fields (``"{model} accuracy, N={N}"``).
-Exact names come first, then the templates in the order given. Our design: the paper is silent.
+Each claims family declares ``{name: label}``; a name may be a template with fields in braces
+(``acc_{model}_{N}``), each field a mapping from codes to words or a regular expression shown as matched
+(``r"\\d+"``), its label naming the same fields. Exact names come first, then templates in order. Our design.
 """
 from __future__ import annotations
 
@@ -19,15 +16,8 @@ Field = Mapping[str, str] | str  # codes -> words, or a regular expression shown
 
 
 class Labels:
-    """Metric name -> plain words, from exact names and templates.
-
-    Args:
-        metrics: ``{name or template: label}``.
-        fields: the fields the templates use (see the module docstring).
-
-    Raises:
-        ValueError: a template names a field that ``fields`` lacks.
-    """
+    """Metric name -> plain words, from ``metrics`` (``{name or template: label}``) and the templates' ``fields``.
+    Raises ValueError: a template names a field that ``fields`` lacks."""
 
     def __init__(self, metrics: Mapping[str, str], fields: Mapping[str, Field] | None = None):
         fields = dict(fields or {})
@@ -40,8 +30,7 @@ class Labels:
         if name in self.exact:
             return self.exact[name]
         for _, pattern, words, fields in self.templates:
-            m = pattern.fullmatch(name)
-            if m:
+            if m := pattern.fullmatch(name):
                 return words.format(**{k: fields[k][v] if isinstance(fields[k], Mapping) else v
                                        for k, v in m.groupdict().items()})
         return name
@@ -55,11 +44,7 @@ class Labels:
         return _KEY.sub(lambda mo: self.label(mo.group()), text or "")
 
     def __add__(self, other: Labels) -> Labels:
-        """Both sets of labels; an exact name given two different labels is an error.
-
-        Raises:
-            ValueError: one line naming the metric and its two labels.
-        """
+        """Both sets of labels. Raises ValueError: an exact name given two different labels (one line)."""
         for name, words in other.exact.items():
             if self.exact.get(name, words) != words:
                 raise ValueError(f"metric {name!r} has two labels: {self.exact[name]!r} and {words!r}")

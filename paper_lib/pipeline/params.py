@@ -1,13 +1,9 @@
 """Check a notebook's parameters, however it was run (the runner, papermill by hand, Jupyter).
 
-Papermill only warns about a parameter the notebook does not define (``papermill -p profle
-smoke`` runs at the default profile), and has no strict mode. So every notebook calls
-:func:`check_parameters` with ``globals()`` at the top of its first code cell after the
-``parameters`` cell. Papermill injects its values as a cell that starts with ``# Parameters``
-right after the ``parameters`` cell; the kernel's input history (IPython's ``In``) holds both,
-so the names papermill injected are compared with the names the ``parameters`` cell defines.
-The runner checks the same before it starts a kernel (:func:`check_values`).
-Our design: the paper is silent.
+Papermill only warns about a parameter the notebook lacks (``-p profle smoke`` runs at the default profile).
+So every notebook calls :func:`check_parameters` with ``globals()`` after its ``parameters`` cell: the
+kernel's input history (``In``) holds that cell and papermill's injected one (``# Parameters``), whose names
+are compared. The runner checks the values before it starts a kernel (:func:`check_values`). Our design.
 """
 from __future__ import annotations
 
@@ -34,8 +30,8 @@ def assigned_names(source: str) -> list[str]:
 
 
 def injected_parameters(history: Iterable[str]) -> tuple[list[str], list[str]] | None:
-    """``(defined, injected)``: the names of the ``parameters`` cell and of papermill's injected
-    cell, from a kernel's input history (``In``); ``None`` when nothing was injected (Jupyter)."""
+    """``(defined, injected)``: the names of the ``parameters`` cell and of papermill's injected cell, from a
+    kernel's input history (``In``); ``None`` when nothing was injected (Jupyter)."""
     history = list(history)
     for i in range(len(history) - 1, 0, -1):
         if history[i].lstrip().startswith(INJECTED_MARK):
@@ -44,14 +40,8 @@ def injected_parameters(history: Iterable[str]) -> tuple[list[str], list[str]] |
 
 
 def check_values(values: Mapping[str, Any]) -> None:
-    """Check the values of the parameters every notebook shares.
-
-    ``profile`` must be a known profile; ``overrides`` a dict, whose ``seeds``, if given, is a
-    list of distinct integers (other settings are checked by the notebook's ``settings_for``).
-
-    Raises:
-        ValueError: one line saying which value is wrong and what is allowed.
-    """
+    """Check the shared parameters: ``profile`` known; ``overrides`` a dict whose ``seeds``, if given, are
+    distinct integers (the rest is the notebook's ``settings_for``'s). Raises ValueError: one line."""
     if "profile" in values:
         check_profile(values["profile"])
     overrides = values.get("overrides", {})
@@ -63,25 +53,14 @@ def check_values(values: Mapping[str, Any]) -> None:
 
 
 def check_parameters(namespace: Mapping[str, Any]) -> None:
-    """Validate a notebook's parameters; call as ``check_parameters(globals())``.
-
-    Checks that papermill injected no name the ``parameters`` cell lacks (a typo such as
-    ``profle``), the values (:func:`check_values`), and, under the runner, that the profile is
-    the runner's ``--profile`` (the one source of the profile, which also decides where the
-    outputs and the executed notebook land). At the smoke profile it shows, at the top of the
-    notebook, that the run checks the plumbing and proves nothing.
-
-    Raises:
-        ValueError: one line naming the wrong parameter and the allowed ones.
-    """
+    """Validate a notebook's parameters, as ``check_parameters(globals())``: no injected name the ``parameters``
+    cell lacks, the values (:func:`check_values`), under the runner its ``--profile``; shows a profile's banner.
+    Raises ValueError: one line naming the wrong parameter and the allowed ones."""
     from .provenance import runner_run
 
-    found = injected_parameters(namespace.get("In", []))
-    if found is not None:
-        defined, injected = found
-        unknown = sorted(set(injected) - set(defined))
-        if unknown:
-            raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(defined))}")
+    defined, injected = injected_parameters(namespace.get("In", [])) or ([], [])
+    if unknown := sorted(set(injected) - set(defined)):
+        raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(defined))}")
     check_values(namespace)
     run = runner_run()
     if run is not None and namespace.get("profile") != run["profile"]:

@@ -1,19 +1,11 @@
 """The reproduction report: one row per claim of the paper, each decided by ONE rule that can fail.
 
-The claims, their rules and the words for their metrics belong to the claims wing
-(:mod:`paper_lib.claims`); this module decides a :class:`Claim` on a notebook's ``metrics.json``
-and tabulates a set of them (:class:`Claims`), knowing no claim and no metric itself. ``python -m
-paper_lib.claims report --profile cpu`` writes ``REPORT.md`` and, at a profile with
-:attr:`~paper_lib.pipeline.profiles.Profile.readme`, the README's table; the notebooks print the
-same verdict through :meth:`Claims.markdown`, so a notebook and the report cannot disagree.
-
-A claim is decided in this order (our design: the paper states no tolerances):
-
-1. ``not run yet`` / ``metric missing``: its notebook or a metric is absent;
-2. ``undetermined``: fewer than 2 seeds (no interval) or a run that proves nothing (smoke);
-3. ``not informative at this budget``: the claim's *control* did not differ as it must for the
-   experiment to have power; the reason names the numbers (``Claim.gated`` may word it otherwise);
-4. ``yes`` / ``partly`` / ``no`` by the claim's rule, written beside it in its family's module.
+The claims and their rules live in :mod:`paper_lib.claims`; this module decides a :class:`Claim` on a notebook's
+``metrics.json`` and tabulates a set of them (:class:`Claims`) for ``REPORT.md`` and the README, while notebooks
+print the same verdict (:meth:`Claims.markdown`). Order of decision (our design: the paper states no
+tolerances): ``not run yet`` / ``metric missing``; ``undetermined`` (fewer than 2 seeds, or a profile that
+proves nothing); ``not informative at this budget`` (the control did not differ as it must); then the rule's
+``yes`` / ``partly`` / ``no``.
 """
 from __future__ import annotations
 
@@ -33,31 +25,21 @@ from .provenance import REPO_ROOT, output_dir
 from .rules import Gate, Metrics, Rule, sizes
 from .stats import mean_ci95
 
-# --------------------------------------------------------------------------- claims and verdicts
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of the paper (the numbers it reports) and how we decide it.
+    """One claim of the paper and how we decide it.
 
     Attributes:
-        key: a short id (``"ablation"``), the anchor of its section and what notebooks ask for.
-        claim: the claim in words. paper: the paper's number or relation, as text.
-        paper_value: the paper's number where there is one (for the "distance" column).
-        notebook: the notebook whose ``metrics.json`` holds the metrics.
-        metrics: metric names the rule needs (all must exist); shown in the "ours" column.
-        rule: -> (yes | partly | no, reason). gate: -> reason the experiment has no power, or None.
-        prefixes: extra metric-name prefixes to show (families such as ``<metric>_<N>``).
-        shown: metric-name prefixes shown but not counted for the seeds check (exact numbers).
-        figure: a file under ``figures/<notebook>/`` to link.
-        headline: the one metric of the "ours" cell (default: the first of ``metrics``); a name
-            ending in ``_`` is a family: its member with the largest numeric suffix is shown.
-        versus: the one metric of the "against" cell (the control or rival the rule compares with).
-        comparable: whether ours and the paper's number measure the same thing; ``False`` shows
-            "not comparable" as the distance.
-        figures: the stems of every figure that shows the claim's numbers (the site marks them
-            where the verdict is undecided, :mod:`paper_lib.pipeline.marks`).
-        gated: the verdict shown when ``gate`` fires (default "not informative at this budget").
-        controls: the claim's strongest controls in words, shown in its section of ``REPORT.md``.
+        key: short id, its section's anchor. claim, paper: the claim and the paper's number, as text.
+        paper_value: the paper's number, for "distance". notebook: whose ``metrics.json`` holds the metrics.
+        metrics: names the rule needs (all must exist). rule: -> (yes | partly | no, reason).
+        gate: -> why the experiment has no power, or None. gated: the verdict shown when it fires.
+        prefixes: extra metric-name prefixes to show. shown: prefixes shown, not counted for the seeds check.
+        figure: a file under ``figures/<notebook>/`` to link. figures: stems of figures showing its numbers.
+        headline, versus: the metric of the "ours" (default: the first of ``metrics``; a name ending in ``_``
+            is its largest-suffix member) and of the "against" cell.
+        comparable: ``False`` shows "not comparable" as the distance. controls: its strongest controls.
     """
 
     key: str
@@ -81,19 +63,14 @@ class Claim:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's verdict: ``holds`` (yes, partly, no, not informative at this budget,
-    undetermined, not run yet, metric missing) and the ``reason`` in words."""
+    """A claim's verdict: ``holds`` (yes, partly, no, undetermined, ...) and the ``reason`` in words."""
 
     holds: str
     reason: str
 
 
 class Claims:
-    """An ordered set of claims and the labels of the metrics they read (one family's or all).
-
-    Raises:
-        ValueError: a claim key given twice.
-    """
+    """An ordered set of claims and the labels of the metrics they read. Raises ValueError: a key given twice."""
 
     def __init__(self, rows: Iterable[Claim], labels: Labels):
         self.rows, self.labels = tuple(rows), labels
@@ -118,14 +95,11 @@ class Claims:
         return Claims(self.rows + other.rows, self.labels + other.labels)
 
     def verdict(self, key: str, metrics: Mapping[str, object], profile: str) -> Verdict:
-        """The verdict that ``REPORT.md`` shows for claim ``key``, from a notebook's metrics (per-seed
-        lists or summaries). Raises ValueError: unknown claim key."""
+        """``REPORT.md``'s verdict for ``key`` from per-seed lists or summaries. Raises ValueError: unknown key."""
         return decide(self[key], summarise(metrics), profile)
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
-        """What a notebook prints for claim ``key``: one line of Markdown with the claim, the verdict
-        in bold, the reason and the rule in words, ``<word>`` pseudo-tags escaped. Raises ValueError:
-        unknown claim key."""
+        """A notebook's one Markdown line for ``key``: claim, verdict, reason, rule. Raises ValueError: unknown key."""
         claim, v, plain = self[key], self.verdict(key, metrics, profile), self.labels.plain
         return escape_tags(f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
                            f"Rule: {plain(claim.rule.__doc__)}.")
@@ -154,8 +128,6 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
         return Verdict("metric missing", f"{err}")
     return Verdict(word, why)
 
-
-# --------------------------------------------------------------------------- the table
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
     """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
@@ -197,10 +169,8 @@ def _distance(c: Claim, m: Metrics) -> str:
 
 
 def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
-    """One row per claim, in the order of ``claims``, its metrics named by ``claims.labels``: ``key,
-    notebook, claim, paper, headline`` (ours: one number ± CI), ``versus`` (the control's number),
-    ``distance``, ``holds`` (:func:`decide`'s verdict), ``why``, ``rule``, ``ours`` (every number,
-    ``;``-separated), ``source`` (links relative to ``figures``), ``controls``."""
+    """One row per claim, metrics named by ``claims.labels``; ``headline``/``versus``: one number ± CI each,
+    ``holds``: :func:`decide`'s verdict, ``ours``: every number, ``source``: links relative to ``figures``."""
     label, plain = claims.labels.label, claims.labels.plain
     rows = []
     for c in claims:
@@ -222,15 +192,12 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        row["headline"] = _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label)
-        row["versus"] = _cell(m, c.versus, label)
-        row["distance"] = _distance(c, m)
-        rows.append({**row, "holds": verdict.holds, "why": plain(verdict.reason)})
+        rows.append({**row, "headline": _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label),
+                     "versus": _cell(m, c.versus, label), "distance": _distance(c, m), "holds": verdict.holds,
+                     "why": plain(verdict.reason)})
     return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
                                        "holds", "why", "rule", "ours", "source", "controls"])
 
-
-# --------------------------------------------------------------------------- as Markdown: REPORT.md and the README
 
 def _md_cell(v):
     """A table cell as Markdown text: ``|`` escaped, ``&``, ``<``, ``>`` as entities."""
@@ -240,8 +207,7 @@ def _md_cell(v):
 
 
 def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
-    """The results table (``# | claim | paper | ours ± CI | against | distance | verdict``), each
-    claim linked by ``link`` (formatted with the row's ``key`` and ``notebook``) to its details."""
+    """The results table, each claim linked by ``link`` (formatted with the row's ``key`` and ``notebook``)."""
     t = table.map(_md_cell)
     short = pd.DataFrame({
         "#": range(1, len(t) + 1),
@@ -252,8 +218,7 @@ def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
 
 
 def render(table: pd.DataFrame, profile: str) -> str:
-    """The Markdown report for ``table``: the summary, the results table, then one section per
-    claim (anchor ``claim-<key>``)."""
+    """The Markdown report: summary, results table, one section per claim (anchor ``claim-<key>``)."""
     counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     details = []
@@ -293,12 +258,10 @@ def _between(text: str, start: str, end: str, new: str) -> str | None:
 
 
 def update_readme(readme: Path, table: pd.DataFrame) -> bool:
-    """Replace the text between ``<!-- report:start -->`` and ``<!-- report:end -->`` by the results
-    table and that between the ``findings`` markers by :func:`findings_markdown`; False where
-    ``readme`` or its report markers are missing."""
-    if not readme.exists():
-        return False
-    text = _between(readme.read_text(encoding="utf-8"), "<!-- report:start -->", "<!-- report:end -->",
+    """Put the results table between ``readme``'s ``report`` markers and :func:`findings_markdown` between its
+    ``findings`` ones; False where ``readme`` or its report markers are missing."""
+    old = readme.read_text(encoding="utf-8") if readme.exists() else ""
+    text = _between(old, "<!-- report:start -->", "<!-- report:end -->",
                     results_markdown(table, "figures/REPORT.md#claim-{key}"))
     if text is None:
         return False
@@ -308,12 +271,8 @@ def update_readme(readme: Path, table: pd.DataFrame) -> bool:
 
 
 def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None) -> Path:
-    """Write ``REPORT.md`` of ``claims`` for ``profile`` from the profile's figures folder and return
-    its path; with ``out``, write it there and leave ``README.md`` alone.
-
-    Raises:
-        ValueError: unknown profile.
-    """
+    """Write ``REPORT.md`` of ``claims`` for ``profile`` (to ``out`` where given, leaving ``README.md`` alone);
+    returns its path. Raises ValueError: unknown profile."""
     figures = output_dir("x", profile, root).parent
     table = claims_table(figures, claims)
     path = write_text(Path(out) if out is not None else figures / "REPORT.md", render(table, profile))
