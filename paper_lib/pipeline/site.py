@@ -1,19 +1,15 @@
 """The companion as a static site under ``docs/``: the findings first, the code folded away.
 
 ``python -m paper_lib.claims site --profile cpu`` reads the executed notebooks
-``build/executed/<profile>/<NN_name>.ipynb`` and the report's claims table
-(:func:`paper_lib.pipeline.report.claims_table`) for the claims it is given, and writes
-``index.html`` (what the paper claims, what we find, ONE results table, the headline figure, how to
-rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor per claim,
-every code cell folded, the parameters cells removed, images with alt text).
+``build/executed/<profile>/<NN_name>.ipynb`` and the report's claims table for the claims it is given,
+and writes ``index.html`` (what the paper claims, what we find, ONE results table, the headline
+figure, how to rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor
+per claim, every code cell folded, the parameters cells removed, images with alt text).
 
-The tool is Jupyter Book 1.x (Sphinx with MyST-NB; our choice, the paper is silent): it renders
-executed notebooks without running them, folds code by cell tag (``hide-input``) and bundles its
-theme, so it builds and reads offline (Jupyter Book 2 needs Node.js and downloads its theme).
-MathJax is off (the notebooks write no math), and :func:`remote_assets` fails the build should a
-page still load a remote asset. The site replaces ``docs/`` in one rename
-(:func:`paper_lib.pipeline.atomic.replace_dir`); ``docs/.nojekyll`` makes GitHub Pages serve
-Sphinx's ``_static`` folder.
+The tool is Jupyter Book 1.x (our choice, the paper is silent): it renders executed notebooks without
+running them, folds code by cell tag (``hide-input``) and bundles its theme, so it builds and reads
+offline. MathJax is off, and :func:`remote_assets` fails the build should a page load a remote asset.
+The site replaces ``docs/`` in one rename; ``docs/.nojekyll`` lets GitHub Pages serve ``_static``.
 """
 from __future__ import annotations
 
@@ -56,15 +52,17 @@ def stem_words(stem: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
-    """Alt text of figure ``stem`` of ``notebook``: its ``alt`` in ``figures/<notebook>/figures.json``
-    (``{stem: {"alt", "title"}}``), else the stem in words and the notebook's title."""
+def figure_meta(figures: Path, notebook: str, stem: str) -> dict:
+    """Figure ``stem``'s entry in ``figures/<notebook>/figures.json`` (``{stem: {"alt", "title"}}``), or ``{}``."""
     meta = figures / notebook / "figures.json"
-    if meta.exists():
-        entry = json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}
-        if entry.get("alt"):
-            return str(entry["alt"])
-    return f"{stem_words(stem)}, a figure of {title or notebook}"
+    return (json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}) if meta.exists() else {}
+
+
+def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
+    """Alt text of figure ``stem`` of ``notebook``: its ``alt`` (:func:`figure_meta`), else the stem in
+    words and the notebook's title."""
+    alt = figure_meta(figures, notebook, stem).get("alt")
+    return str(alt or f"{stem_words(stem)}, a figure of {title or notebook}")
 
 
 def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
@@ -228,7 +226,8 @@ BOOK_CONFIG = {
         "html_show_copyright": False, "html_copy_source": False, "html_show_sourcelink": False,
         "html_last_updated_fmt": "", "nb_merge_streams": True,
         "html_theme_options": {"use_download_button": False, "use_fullscreen_button": False},
-        "html_context": {"default_mode": "light"}, "html_sidebars": {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}, "html_favicon": "_static/favicon.svg",
+        "html_context": {"default_mode": "light"}, "html_favicon": "_static/favicon.svg",
+        "html_sidebars": {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]},
         "suppress_warnings": ["myst.header", "mystnb.unknown_mime_type"]}},
 }
 
@@ -278,8 +277,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         png = (figures / notebook / rel).read_bytes()
         (staging / rel).write_bytes(mark_png(png, band) if band else png)
         alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
-    meta = figures / notebook / "figures.json"
-    caption = (json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}).get("title", "") if meta.exists() else ""
+    caption = figure_meta(figures, notebook, stem).get("title", "") if headline else ""
     key = next((c.key for c in claims if c.notebook == notebook and stem in c.figures), "")
     page = landing_page(rows, profile, rel, alt, summary, notebook, caption, key)
     (staging / "index.md").write_text(page, encoding="utf-8")
