@@ -1,19 +1,8 @@
 """The scratch copies that ``make lab`` opens: a tweak never touches a tracked notebook.
 
-``python -m paper_lib.pipeline.lab [ROOT]`` (``make lab`` runs it before JupyterLab starts) copies each
-``notebooks/NN_name.py`` that ``lab/`` lacks to ``lab/NN_name.py`` and writes
-``lab/jupytext.toml`` (the repository's jupytext settings, the copy paired with
-``lab/NN_name.ipynb``). ``lab/`` is git-ignored, so JupyterLab's autosave of an edited parameters
-cell lands in a file that ``make all`` never reads and git never sees; a copy already there is
-never overwritten (it holds the researcher's tweak), and one that differs from its notebook is
-named in one line (a tweak, or a notebook that changed since the copy was made: delete the copy
-for a fresh one). A copy runs from Jupyter or through the runner without ``--publish``; either way
-its outputs go to ``build/<profile>/figures/<notebook>/``, and the runner refuses to publish any
-source outside ``notebooks/`` (:func:`paper_lib.pipeline.runner.run_notebook`). Changing a default
-is done deliberately in ``notebooks/NN_name.py`` and committed.
-
-Our design: the paper is silent.
-"""
+``python -m paper_lib.pipeline.lab [ROOT]`` copies each ``notebooks/NN_name.py`` that the git-ignored ``lab/``
+lacks to ``lab/NN_name.py``, so JupyterLab's autosave lands in a file that ``make all`` never reads; a copy
+there is never overwritten. The runner publishes no source outside ``notebooks/``. Our design: the paper is silent."""
 from __future__ import annotations
 
 import shutil
@@ -23,8 +12,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]  # as provenance.REPO_ROOT; standard library only
 LAB_DIR = "lab"  # git-ignored (.gitignore)
 NOTEBOOK_GLOB = "[0-9][0-9]_*.py"
-# jupytext.toml's filters, with the copy paired beside itself (the repository's `formats` pairs
-# notebooks/ only); tests/test_notebook_sources.py checks that the filters are the repository's.
+# jupytext.toml's filters, the copy paired beside itself (tests/test_notebook_sources.py checks the filters).
 LAB_JUPYTEXT = """\
 # Written by `make lab` (paper_lib/pipeline/lab.py): the repository's jupytext.toml for the
 # git-ignored copies in lab/, each paired with its lab/NN_name.ipynb (outputs).
@@ -35,16 +23,9 @@ cell_metadata_filter = "tags,-all"
 
 
 def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]]:
-    """Create ``root/lab/`` with a copy of every ``root/notebooks/NN_name.py`` it lacks, and
-    ``lab/jupytext.toml``; no existing copy is overwritten.
-
-    Returns:
-        ``(created, differing)``: the copies made now, and the copies already there whose bytes
-        differ from their notebook's (a tweak, or a notebook changed since).
-
-    Raises:
-        FileNotFoundError: ``root/notebooks/`` holds no ``NN_name.py``.
-    """
+    """Create ``root/lab/`` with ``jupytext.toml`` and a copy of every ``root/notebooks/NN_name.py`` it lacks;
+    return ``(created, differing)``: the copies made now, and those already there whose bytes differ.
+    FileNotFoundError: ``root/notebooks/`` holds no ``NN_name.py``."""
     root = Path(root)
     sources = sorted((root / "notebooks").glob(NOTEBOOK_GLOB))
     if not sources:
@@ -67,7 +48,6 @@ def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]
 
 def main(root: str | Path = REPO_ROOT) -> int:
     """Make the copies and say in one line each what was made and which copies differ."""
-    root = Path(root)
     try:
         created, differing = scratch_copies(root)
     except FileNotFoundError as err:

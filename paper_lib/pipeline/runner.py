@@ -1,36 +1,16 @@
 """Execute a jupytext notebook headlessly with papermill (what ``make all`` runs).
 
-``python -m paper_lib.pipeline.runner notebooks/01_grammar_probe.py --profile smoke`` converts
-the ``py:percent`` source to a notebook of this run's own in ``build/notebooks/`` (two runs of one
-notebook, ``make``'s and a ``lab/`` copy's, never share a file), checks the parameters
-(``-p NAME VALUE``) against the notebook's ``parameters`` cell before any kernel starts, runs
-it with papermill and streams its progress (one line per code cell, and the notebook's own
-tqdm bars) to the terminal.
-
-Where things land (:class:`RunPlan`):
-
-- without ``--publish`` (a one-off run): outputs in ``build/<profile>/figures/<notebook>/``,
-  the executed notebook in ``build/<profile>/executed/<notebook>.ipynb``;
-- with ``--publish`` (``make``'s recipe): outputs in ``figures/<notebook>/`` (but
-  ``build/smoke/figures/<notebook>/`` at smoke, which never publishes), together with the
-  executed notebook rendered as self-contained HTML, ``<notebook>.html``; the executed
-  notebook in ``build/executed/<profile>/<notebook>.ipynb``, ``make``'s target. Publishing at
-  cpu or paper from sources with uncommitted changes is refused (one line), so every
-  published result names a commit that produced it.
-
-The kernel writes into a fresh staging folder; the runner swaps it in for the old output
-folder only when every cell ran (and the HTML is written), then writes the executed notebook.
-A failed run leaves the old outputs as they were, no executed notebook (so ``make`` reruns
-it), its notebook with the traceback in ``build/<profile>/failed/`` and a one-line error.
-The profile has one source, ``--profile``: ``-p profile`` is refused. A run that cannot finish (a
-signal, a full or read-only disk, a kernel that does not start) ends with one line and keeps what
-it finished (:mod:`paper_lib.pipeline.failures`). Our design: the paper is silent.
-"""
+``python -m paper_lib.pipeline.runner notebooks/01_grammar_probe.py --profile smoke`` converts the source to
+this run's own notebook, checks ``-p NAME VALUE`` against its ``parameters`` cell before any kernel starts,
+and runs it, streaming one line per code cell. Where things land: :class:`RunPlan`; ``--publish`` (``make``'s
+recipe) writes ``figures/<notebook>/`` with a self-contained HTML, refused from uncommitted sources.
+The kernel writes into a staging folder, swapped in only when every cell ran; a failed run keeps the old
+outputs and leaves its notebook in ``build/<profile>/failed/``, and one that cannot finish keeps what it
+finished (:mod:`paper_lib.pipeline.failures`). Our design: the paper is silent."""
 from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import hashlib
 import json
 import os
@@ -42,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_path, check_replaceable, fresh_dir, replace_dir, scratch_path
-from .failures import Attempt, quiet_start_errors, signal_of, signals_interrupt, start_timeout
+from .failures import Attempt, quiet_start_errors, rel, signal_of, signals_interrupt, start_timeout
 from .kernel import KERNEL_ENV, describe_exit, exit_status, kernel_env, watched_kernel_manager
 from .params import check_values
 from .profiles import check_profile, get_profile
@@ -60,9 +40,7 @@ PROFILE_PARAM = ("the profile is set with --profile, never with -p profile (it a
 
 
 class NotebookFailed(RuntimeError):
-    """A cell raised, the kernel died or never started, a write failed or a signal came; the message is
-    one line, ``failed`` the executed notebook as far as it ran, ``code`` the exit status (1, or
-    ``128 + signal`` for an interrupted run)."""
+    """A run that did not finish, in one line; ``failed``: its notebook, ``code``: 1 or ``128 + signal``."""
 
     def __init__(self, message: str, failed: Path, code: int = 1):
         super().__init__(message)
@@ -71,7 +49,8 @@ class NotebookFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Where one run reads and writes (see the module docstring)."""
+    """Where one run writes: one-off, ``build/<profile>/figures/<notebook>/`` and ``build/<profile>/executed/``;
+    publishing, ``figures/<notebook>/`` (not at smoke) and ``build/executed/<profile>/``, ``make``'s target."""
 
     name: str
     profile: str
@@ -93,11 +72,7 @@ class RunPlan:
 
 
 def plan(source: str | Path, profile: str, publish: bool = False, root: str | Path | None = None) -> RunPlan:
-    """The paths of a run of ``source`` at ``profile``; ``root`` defaults to the source's checkout.
-
-    Raises:
-        ValueError: unknown profile.
-    """
+    """The paths of a run of ``source`` at ``profile`` (``root``: default the source's checkout)."""
     check_profile(profile)
     source = Path(source).resolve()
     root = Path(root).resolve() if root is not None else source.parent.parent
@@ -108,8 +83,7 @@ def plan(source: str | Path, profile: str, publish: bool = False, root: str | Pa
 
 
 def convert(source: Path, ipynb: Path, text: str | None = None):
-    """Write the jupytext ``source`` as ``ipynb`` (kernel ``python3``, cell ids ``cell-000``, ...);
-    ``text``: the source's content as already read (the runner hashes what it runs)."""
+    """Write the jupytext ``source`` (its ``text`` if already read) as ``ipynb``, kernel ``python3``."""
     import jupytext
 
     source = Path(source)
@@ -122,20 +96,14 @@ def convert(source: Path, ipynb: Path, text: str | None = None):
 
 
 def check_notebook_parameters(ipynb: Path, name: str, parameters: dict[str, Any]) -> None:
-    """Check ``parameters`` against the notebook's ``parameters`` cell, before anything runs.
-
-    Raises:
-        ValueError: ``profile`` given (it is ``--profile``), a name the cell does not define (with
-            a hint when it is a setting that belongs in ``overrides``), a value whose type differs
-            from the default's, or a bad shared value (:func:`paper_lib.pipeline.params.check_values`).
-    """
+    """Check ``parameters`` against the notebook's ``parameters`` cell; ValueError for ``profile``, a name the
+    cell lacks, a value whose type differs from the default's, or a bad shared value (:func:`check_values`)."""
     import papermill as pm
 
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
     known = pm.inspect_notebook(str(ipynb))
-    unknown = sorted(set(parameters) - set(known))
-    if unknown:
+    if unknown := sorted(set(parameters) - set(known)):
         hint = (f"; a setting goes into overrides, e.g. -p overrides '{{\"{unknown[0]}\": ...}}'"
                 if "overrides" in known else "")
         raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)} for {name}; "
@@ -150,9 +118,8 @@ def _check_type(key: str, value: Any, default_source: str | None) -> None:
         default = ast.literal_eval(default_source) if default_source else None
     except (ValueError, SyntaxError):
         return
-    kinds = [(bool, "true or false"), ((int, float), "a number"), (str, "a string"), (dict, "a JSON object"),
-             ((list, tuple), "a JSON list")]
-    for kind, words in kinds:
+    for kind, words in [(bool, "true or false"), ((int, float), "a number"), (str, "a string"),
+                        (dict, "a JSON object"), ((list, tuple), "a JSON list")]:
         if isinstance(default, kind):
             if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
                 raise ValueError(f"parameter {key} takes {words} (its default is {default_source}), got {value!r}")
@@ -171,8 +138,7 @@ def _headings(nb) -> list[str]:
 
 
 class _Progress:
-    """nbclient's ``on_cell_execute`` hook: remembers the cell being run (to name it should the kernel
-    die) and, when ``shown``, prints one line per code cell, ``[name] 3/14 · heading (0:00:42)``."""
+    """nbclient's ``on_cell_execute`` hook: the cell being run and, if ``shown``, ``[name] cell 3/14 · heading``."""
 
     def __init__(self, name: str, nb, shown: bool = True):
         self.name, self.t0, self.k, self.shown, self.cell = name, time.perf_counter(), 0, shown, None
@@ -189,7 +155,7 @@ class _Progress:
 
     def where(self) -> str:
         """The heading of the cell being run (papermill's injected cell has none of its own)."""
-        return self.heading.get(self.cell.get("id"), "the values papermill injects") if self.cell is not None else ""
+        return self.heading.get(self.cell.get("id"), "the values papermill injects")
 
     def now(self) -> str:
         """Where the run is: ``in cell [3] (heading)``, or ``before its first cell``."""
@@ -201,42 +167,24 @@ class _Progress:
     def died(self, status: int | None, failed: Path) -> str:
         """The one line for a kernel that died while this hook's cell ran."""
         how = describe_exit(status)
-        kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {_rel(failed)}"
+        kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {rel(failed)}"
         return f"{self.name}: the kernel died {self.now()}: {how}{kept}"
 
 
 def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,
                  publish: bool = False, root: str | Path | None = None, stream: bool = False,
                  start_timeout_s: float | None = None) -> Path:
-    """Convert, check and execute one notebook; return the executed ``.ipynb`` path.
+    """Convert, check and execute the jupytext ``source`` at ``profile``; return the executed ``.ipynb`` path.
 
-    Args:
-        source: a ``notebooks/NN_name.py`` jupytext file.
-        profile: ``smoke``, ``cpu`` or ``paper``.
-        parameters: papermill parameters other than ``profile`` (each must exist in the
-            ``parameters`` cell; values are checked before the kernel starts).
-        publish: ``make``'s run: outputs to ``figures/`` (not at smoke), an HTML rendering,
-            the executed notebook at ``build/executed/<profile>/``.
-        root: the project root (default: the source's checkout, whose ``paper_lib`` the kernel
-            imports first, whatever environment runs it).
-        stream: print one line per code cell and the notebook's printed output and progress bars.
-        start_timeout_s: seconds the kernel may take to start (default ``PAPER_LIB_START_TIMEOUT``, else 60).
+    ``root``: the project root, whose ``paper_lib`` the kernel imports first (default: the source's checkout);
+    ``stream``: print progress and the notebook's output; ``start_timeout_s``: seconds (:func:`start_timeout`).
+    A file changed on disk during the run is named in a warning.
 
     Raises:
-        ValueError: unknown profile, bad parameter (see :func:`check_notebook_parameters`),
-            publishing a source other than ``root/notebooks/<name>.py`` (a scratch copy in ``lab/``),
-            publishing from uncommitted sources or from sources whose commit git cannot give, or
-            publishing while the paired ``.ipynb`` has cells that differ from the source (without
-            publishing, that is a one-line warning on stderr).
-        FileNotFoundError: no such source.
-        NotebookFailed: a cell raised, or the kernel died (one-line message naming the cell and,
-            for a dead kernel, the signal; the old outputs are untouched, the notebook as far as it
-            ran is in ``build/<profile>/failed/``); the kernel never answered; a write failed (a full
-            disk); a signal interrupted the run (what is kept: :mod:`paper_lib.pipeline.failures`).
-        PermissionError: the output folder cannot be replaced (read-only), before any cell runs.
-
-    A source or ``paper_lib`` file whose content changed on disk while the notebook ran is named
-    in a one-line warning on stderr (the run used the content read at its start).
+        ValueError: bad profile or parameter, or a refused publish (a ``lab/`` copy, uncommitted sources, a
+            paired ``.ipynb`` that differs).
+        FileNotFoundError, PermissionError: no such source; a read-only output folder, before any cell runs.
+        NotebookFailed: a cell raised, the kernel died or never answered, a write failed or a signal came.
     """
     import papermill as pm
     from nbclient.exceptions import DeadKernelError
@@ -249,7 +197,6 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
     if "profile" in parameters:
         raise ValueError(PROFILE_PARAM)
     commit = _check_publishable(source, p)
-    _check_paired(source, p)
     text = source.read_text(encoding="utf-8")
     read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
     timeout = start_timeout(start_timeout_s)
@@ -262,14 +209,12 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         run.progress, run.stage = _Progress(p.name, nb, shown=stream), fresh_dir(p.outputs)
         run.running = scratch_path(p.executed.parent, p.name, ".ipynb")
         env = {"notebook": p.name, "profile": profile, "root": str(p.root), "dir": str(p.outputs),
-               "stage": str(run.stage), "git_commit": commit, "published": p.publishes,
-               "source": _source_name(source, p.root)}
+               "stage": str(run.stage), "git_commit": commit, "published": p.publishes, "source": rel(source, p.root)}
         if stream:
             why = "" if p.publishes else " (smoke never publishes)" if publish else " (not published: make all publishes)"
-            print(f"[{p.name}] profile {profile}, outputs -> {_rel(p.outputs)}{why}", flush=True)
+            print(f"[{p.name}] profile {profile}, outputs -> {rel(p.outputs)}{why}", flush=True)
         extra = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream else {}
-        # pipeline/threads.py: the kernel's OpenMP threads sleep while they wait for a core.
-        for key, value in WAIT_POLICY_ENV.items():
+        for key, value in WAIT_POLICY_ENV.items():  # the kernel's OpenMP threads sleep while waiting for a core
             os.environ.setdefault(key, value)
         with kernel_env(p.root, env, RUN_ENV, source_date_epoch(p.root)), quiet_start_errors():
             done = pm.execute_notebook(str(run.ipynb), str(run.running), parameters={"profile": profile, **parameters},
@@ -288,7 +233,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         where = _headings(nb)[min(err.cell_index, len(nb.cells)) - 1] if err.cell_index else ""
         first = (str(err.evalue).strip().splitlines() or [""])[0]
         raise NotebookFailed(f"{p.name} failed in cell [{err.exec_count}]" + (f" ({where})" if where else "")
-                             + f": {err.ename}: {first}; traceback in {_rel(p.failed)}", p.failed) from None
+                             + f": {err.ename}: {first}; traceback in {rel(p.failed)}", p.failed) from None
     except (KeyboardInterrupt, RuntimeError, OSError) as err:  # a signal, a kernel that never answered, a full disk
         status = exit_status(manager) if isinstance(err, RuntimeError) and manager.processes else None
         if (stopped := run.explain(err, status, timeout)) is None:
@@ -301,41 +246,32 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
 
 
 def _check_publishable(source: Path, p: RunPlan) -> str:
-    """The commit of the sources; when publishing, refuse a scratch copy and uncommitted sources."""
+    """The sources' commit; when publishing, refuse a scratch copy, uncommitted sources and a paired ``.ipynb``
+    whose cells differ (otherwise a warning: an edit made only there is never silently ignored)."""
     commit, reason = source_commit(p.root)
-    tracked = p.root / "notebooks" / source.name
-    if p.publishes and source != tracked:  # a scratch copy (lab/, `make lab`) is never the default
-        raise ValueError(f"refusing to publish {_rel(source)}: only notebooks/{source.name}, committed, publishes to "
-                         f"figures/{p.name}/; run it without --publish (outputs then go to "
-                         f"{_rel(plan(source, p.profile, False, p.root).outputs)}/)")
     if p.publishes:
+        if source != p.root / "notebooks" / source.name:  # a scratch copy (lab/, `make lab`) is never the default
+            raise ValueError(f"refusing to publish {rel(source)}: only notebooks/{source.name}, committed, publishes "
+                             f"to figures/{p.name}/; run it without --publish (outputs then go to "
+                             f"{rel(plan(source, p.profile, False, p.root).outputs)}/)")
         check_clean(commit, f"figures/{p.name}/", reason, p.root)
-    return commit
-
-
-def _check_paired(source: Path, p: RunPlan) -> None:
-    """An edit made only in the paired ``.ipynb`` is never silently ignored: an error when
-    publishing, else a one-line warning."""
-    paired = paired_difference(source)
-    if paired and p.publishes:
+    if (paired := paired_difference(source)) and p.publishes:
         raise ValueError(f"refusing to publish {p.name}: {paired}")
     if paired:
         print(f"warning: {paired}", file=sys.stderr, flush=True)
+    return commit
 
 
 def _warn_changed(read: dict[Path, str | None], name: str) -> None:
-    """One line naming the files whose content changed on disk while the run used what it had read;
-    ``make`` compares content (``build/hash/``), so its next run reruns the notebook."""
-    changed = changed_since(read)
-    if changed:
-        names = ", ".join(_rel(f) for f in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    """One line naming the files whose content changed on disk while the run used what it had read."""
+    if changed := changed_since(read):
+        names = ", ".join(rel(f) for f in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         print(f"warning: {names} changed on disk while {name} ran; its results are of the files as they were "
               "read at the start, and the next `make` reruns it", file=sys.stderr, flush=True)
 
 
 def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> None:
-    """Put a run whose every cell ran in place: the HTML and its stamp (``make``'s run), the staging
-    folder swapped in for the old outputs, then the executed notebook (``make``'s target)."""
+    """Put a finished run in place: the HTML and its stamp, the staging folder, then the executed notebook."""
     import nbformat
 
     p, stage = run.plan, run.stage
@@ -352,20 +288,6 @@ def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> Non
     p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
 
 
-def _source_name(source: Path, root: Path) -> str:
-    """``source`` as the stamps name it: relative to ``root`` (``notebooks/02_transfer.py``,
-    ``lab/02_transfer.py``), else its absolute path."""
-    with contextlib.suppress(ValueError):
-        return str(source.relative_to(root))
-    return str(source)
-
-
-def _rel(path: Path) -> str:
-    with contextlib.suppress(ValueError):
-        return str(path.relative_to(Path.cwd()))
-    return str(path)
-
-
 def parse_params(pairs: list[list[str]]) -> dict[str, Any]:
     """``-p NAME VALUE`` pairs as a dict; VALUE is read as JSON, else taken as a string."""
     params = {}
@@ -378,8 +300,7 @@ def parse_params(pairs: list[list[str]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line; every expected error is one line on stderr and exit status 2 (bad
-    input) or 1 (a cell failed)."""
+    """The command line; an expected error is one line on stderr and exit status 2 (bad input) or 1 (a cell failed)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", help="notebooks/NN_name.py")
     ap.add_argument("--profile", default="cpu", help="smoke | cpu | paper (default cpu)")
@@ -402,17 +323,14 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             executed = run_notebook(args.source, args.profile, params, publish=args.publish, stream=True,
                                     start_timeout_s=args.start_timeout)
-    except (ValueError, FileNotFoundError, PermissionError) as err:
+    except (ValueError, FileNotFoundError, PermissionError, NotebookFailed) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
-    except NotebookFailed as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.code
+        return err.code if isinstance(err, NotebookFailed) else 2
     except KeyboardInterrupt as err:  # before the run began or after it ended: nothing of it to keep
         print(f"error: {name}: interrupted by {signal.Signals(signal_of(err)).name}", file=sys.stderr)
         return 128 + signal_of(err)
-    print(f"[{name}] done in {time.perf_counter() - t0:.0f} s -> {_rel(p.outputs)}; "
-          f"executed notebook {_rel(executed)}", flush=True)
+    print(f"[{name}] done in {time.perf_counter() - t0:.0f} s -> {rel(p.outputs)}; "
+          f"executed notebook {rel(executed)}", flush=True)
     return 0
 
 
