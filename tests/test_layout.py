@@ -118,6 +118,13 @@ def test_no_module_over_400_lines(module):
     assert n <= 420, f"{module} has {n} lines (limit about 400)"
 
 
+def test_the_plumbing_stays_smaller_than_the_science_it_serves():
+    """``pipeline/`` (running, stamping, rendering, reporting) at most 3,400 lines in all."""
+    files = sorted((PKG / "pipeline").rglob("*.py"))
+    n = sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
+    assert len(files) > 20 and n <= 3400, f"paper_lib/pipeline/ has {n} lines in {len(files)} files (limit 3,400)"
+
+
 @pytest.mark.parametrize("module", ["paper_lib.train", "paper_lib.evaluate", "paper_lib.checkpoint"])
 def test_training_imports_no_recipe_or_experiment(module):
     bad = sorted(i for i in GRAPH[module] if _wing(i) == "experiments" or i == "paper_lib.lm_recipe")
