@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # Experiment 1b: transfer to unseen words, structure versus content, judged like for like
+# # 02 · Experiment 1b: transfer to unseen words, structure versus content, judged like for like
 #
 # **The paper's claims** (Singh, "EMA Is Not All You Need", arXiv:2604.08556, Experiment 1):
 # SPCN, learned on Grammar A (animals), assigns roles in Grammar B (vehicles: same rules,
@@ -45,6 +45,7 @@ from paper_lib.pipeline.params import check_parameters; check_parameters(globals
 from paper_lib.pipeline.threads import set_threads
 
 n_threads = set_threads(n_threads, profile)
+import os
 import time
 
 import matplotlib.pyplot as plt
@@ -246,7 +247,7 @@ if "bigru_wd0" in NAMES:
 # The main object's role (PATIENT after an action verb, STIMULUS after a psych verb) is fixed by
 # the verb 2, 3 or 4 tokens back ("chases the [very] [big] dog"; our grammar allows one adjective,
 # so no longer lags occur). A reader whose state holds the verb's identity keeps the role at any of
-# these lags; a fixed trace holds it with weight alpha^lag. SPCN against the causal GRU tagger
+# these lags; a fixed trace holds it with weight α(1 − α)<sup>lag</sup>. SPCN against the causal GRU tagger
 # (the BiGRU beside them); the lag curves below are the mechanism.
 
 # %%
@@ -536,6 +537,6 @@ for key in ("transfer_B", "deep", "structure", "content", "lag_equal_state"):  #
     display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
-display(Markdown(f"Outputs in `{out.dir}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "
+display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "
                  "thread(s); per seed, stage times (s): "
                  + ", ".join(f"{c} {timings[c].mean():.1f}" for c in timings.columns if c != "seed") + "."))

@@ -24,7 +24,7 @@
 #   `u_{t-1} = (h_t - (1 - alpha) h_{t-1}) / alpha`.
 # - `selective`: an EMA whose rate `alpha_t` is computed from the input (the selection the
 #   paper says is needed).
-# - `token_attention`: plain causal self-attention over the block inputs `u_{<t}`.
+# - `token_attention`: plain causal self-attention over the block inputs u<sub>s</sub>, s &lt; t.
 #
 # Every SPEN, and a matched GPT-2-style Transformer trained here, has the same parameter
 # budget (within 5%, checked before training) and sees the same tokens, with notebook 03's
@@ -107,7 +107,7 @@ display(Markdown(
 
 # %% [markdown]
 # ## The predictors at one parameter budget
-# Each predictor is sized to the linear one's `S d^2 + d` parameters (`S` = 3 rates); the
+# Each predictor is sized to the linear one's S·d² + d parameters (`S` = 3 rates); the
 # check below fails the notebook if any model lies more than 5% from SPEN-linear.
 
 # %%

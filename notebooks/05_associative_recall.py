@@ -148,11 +148,17 @@ def style(m):
         rt.CONTROL_SUFFIXES) else ":"
 
 
+def dodged(xs, i, n):
+    """``xs`` on a log axis, shifted by a few percent for the i-th of n series, so that series at the same
+    value (several at accuracy 1, or at N = 0) sit side by side instead of one hiding the others."""
+    return [x * 2 ** ((i - (n - 1) / 2) * 0.04) for x in xs]
+
+
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
-for m in S.models:
+for i, m in enumerate(S.models):
     d = by_pairs[by_pairs.model == m].groupby("n_pairs").accuracy
     mean, ci = d.mean(), d.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
-    ax.errorbar(mean.index, mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt=style(m) + "o", ms=3, capsize=2,
+    ax.errorbar(dodged(mean.index, i, len(S.models)), mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt=style(m) + "o", ms=3, capsize=2,
                 color=palette[m], label=m)  # an accuracy: its CI drawn inside [0, 1]
 ax.plot(list(chance), list(chance.values()), color="0.5", lw=1.5, label="keys-ignored baseline (chance)")
 mark_paper(ax, RECALL_SOLVED, f"Transformer must reach {RECALL_SOLVED:g}", legend=True)  # beside it, it sat on the curves
@@ -160,7 +166,8 @@ ax.set(xscale="log", xticks=list(S.n_pairs), xticklabels=list(S.n_pairs), ylim=(
        xlabel="key-value pairs N", ylabel="query accuracy (test)", title=f"MQAR accuracy against pairs, delay {S.delay}")
 ax.minorticks_off()
 legend_outside(ax)
-stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"width {S.d_model}")
+SHIFTED = "series shifted a few % sideways, so that none hides another"
+stamp(fig, profile, len(S.seeds), "95% CI over seeds", note=f"width {S.d_model}\n{SHIFTED}")
 fig.tight_layout()
 out.save_figure(fig, "recall_by_pairs", title=f"MQAR accuracy against key-value pairs, delay {S.delay}",
                 alt=f"Query accuracy on held-out MQAR sequences against the number of key-value pairs N "
@@ -208,10 +215,10 @@ out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "step
 cap = rt.capacity_table(by_width)
 out.save_data(cap[["model", "state_size", "n_star", "seed"]], "recall_capacity")
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
-for m in S.width_models:
+for i, m in enumerate(S.width_models):
     g = cap[cap.model == m].groupby("state_size").n_star
     mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
-    ax.errorbar(mean.index, mean.values, yerr=ci.values, fmt=style(m) + "o", ms=3, capsize=2,
+    ax.errorbar(dodged(mean.index, i, len(S.width_models)), mean.values, yerr=ci.values, fmt=style(m) + "o", ms=3, capsize=2,
                 color=palette.get(m), label=m)
 ax.set(xscale="log", ylim=(0, max(S.n_pairs) * 1.1), xlabel="state per sequence (numbers)",
        ylabel="largest N recalled at >= 0.9", title="Recall capacity against state size")
@@ -222,7 +229,7 @@ if not cap_ok:  # said above the panel, where it covers no data
                  fontweight="bold")
 legend_outside(ax)
 stamp(fig, profile, len(S.seeds), "95% CI", note=f"{len(S.width_seeds)} seed(s) at width {', '.join(map(str, widths))}; "
-      f"reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, {task.vocab_size} ids")
+      f"reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, {task.vocab_size} ids\n{SHIFTED}")
 fig.tight_layout()
 out.save_figure(fig, "recall_capacity", title="Recall capacity against state size"
                 + ("" if cap_ok else " (not informative at this budget)"),
@@ -241,7 +248,7 @@ display(Markdown(rt.capacity_paragraph(cap, S.n_pairs) + " " + rt.width_paragrap
 # `distance_gap` **distractor tokens** (ids of their own vocabulary, not blanks), and their
 # answers are binned by the distance from the key to the answer. The dashed lines mark each
 # trace's decay time `1/alpha` (tokens): beyond the slowest one, `1/0.02 = 50` tokens, a key's
-# weight in every trace has fallen below `e^-1` of its start, and the distractors written since
+# weight in every trace has fallen below e<sup>−1</sup> of its start, and the distractors written since
 # outweigh it. The Transformer and `spen_token_attention` are the positive controls: if either
 # fails, the figure itself says "not informative". The oracle is fitted on the same sequences.
 
@@ -267,7 +274,7 @@ ax.set(xscale="log", ylim=(0, 1.02), xlabel="key-query distance (tokens, bin cen
        title=f"Retention, N = {S.distance_n_pairs}, {tuple(S.distance_gap)} distractors between pairs and queries")
 ax.minorticks_off()
 ticks = []  # at the bins' centres, where the points are; on a log axis a label within 1.6x of the last crowds it
-for c in ((lo + hi) / 2 for lo, hi in zip(S.distance_bins, S.distance_bins[1:])):
+for c in ((lo + hi) / 2 for lo, hi in zip(S.distance_bins, S.distance_bins[1:], strict=False)):
     if not ticks or c >= 1.6 * ticks[-1]:
         ticks.append(c)
 ax.set_xticks(ticks, [f"{c:g}" for c in ticks])

@@ -146,7 +146,8 @@ def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammar
         ax.set_xlabel(xlabel)
         ax.set_ylabel("accuracy (fraction of\nthe group's tokens)")
         ax.set_title(f"Grammar {g}" + GRAMMAR_NOTES.get(g, ""))
-        ax.tick_params(axis="x", rotation=20)
+        if max(len(str(x)) for x in xs) > 3:  # a depth's single digits stay upright
+            ax.tick_params(axis="x", rotation=20)
         ax.yaxis.set_tick_params(labelleft=True)
     fig.suptitle(f"Role accuracy by {xlabel}, per grammar")
     stamp(fig, profile, n_seeds, errorbars="95% CI over seeds")
