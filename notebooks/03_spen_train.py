@@ -341,6 +341,7 @@ sns.lineplot(data=curves, x="tokens", y="loss", hue="model", style="model", erro
 ref_lines(ax, refs, "dev")
 ax.set(xlabel="training tokens", ylabel="training loss (nats / token)", title="Learning curves",
        ylim=(min(curves.loss.min(), refs["dev"]["bigram"]) - 0.2, refs["dev"]["unigram"] + 1.0))
+ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 200k, 1M: as notebook 04, no "1e6" offset
 legend_outside(ax)
 stamp(fig, profile, len(SEEDS), CI, "reference lines: on the dev text")
 fig.tight_layout()

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from IPython.display import display
+from matplotlib.ticker import EngFormatter
 
 from paper_lib import predictors as ap
 from paper_lib.claims.lm import CLAIMS, clearly_better
@@ -239,6 +240,7 @@ for n in [m for m in order if m != "linear" and m != "transformer"] if "linear" 
     ax_diff.plot(diff.index, diff.values, style, color=palette[n], linewidth=1.4, marker=MARKERS[order.index(n)],
                  markevery=max(1, len(diff) // 6), markersize=5)
 ax_diff.axhline(0, color=palette.get("linear", "black"), linewidth=1.2)
+ax_diff.xaxis.set_major_formatter(EngFormatter(sep=""))  # 200k, 1M: as notebook 03
 ax_diff.set(xlabel="training tokens", ylabel="loss minus linear's\n(nats / token)",
             title="Each SPEN predictor minus SPEN-linear (below 0: better; the Transformer is off this scale)")
 fig.suptitle(f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
