@@ -109,7 +109,7 @@ $(VENV)/.notebook-extra: $(VENV)/.installed pyproject.toml
 lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of notebooks/ to tweak (installs the notebook extra)
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(PY) -m nbstripout --install --attributes .gitattributes; fi
 	@mkdir -p $(dir $(LAB_SETTINGS)); test -f $(LAB_SETTINGS) || \
-	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
+	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}, "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $(LAB_SETTINGS)
 	@$(PY) -m paper_lib.pipeline.lab .
 	$(PY) -m jupyterlab --FileContentsManager.preferred_dir=lab $(LAB_ROOT) $(LAB_ARGS)
 

@@ -115,6 +115,15 @@ def test_make_lab_copies_what_is_missing_and_never_overwrites_a_tweak(clone, cap
         lab.scratch_copies(clone / "lab")
 
 
+def test_a_lab_copy_says_it_is_the_copy():
+    src = "x = 1\n# Tweak these in your copy, lab/05_a.py (`make lab`); a change here is the new default, to commit.\ny = 2\n"
+    assert lab.lab_text(src) == ("x = 1\n# Your copy (git ignores lab/): tweak these here; notebooks/05_a.py keeps the "
+                                 "defaults.\ny = 2\n")
+    assert lab.lab_text("x = 1\n") == "x = 1\n"
+    for source in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.py")):
+        assert "# Your copy (git ignores lab/)" in lab.lab_text(source.read_text(encoding="utf-8")), source.name
+
+
 def test_a_lab_copy_is_never_published(clone, capsys):
     lab.scratch_copies(clone)
     copy = clone / "lab" / "00_demo.py"

@@ -157,3 +157,14 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     assert [a.split(". ")[-1].split(",")[0] for a in alts] == ["Recall accuracy against the number of pairs", "Depth panel",
                                                "Dependency panel"]
     assert not [t for t in re.findall(r"<img\b[^>]*>", page) if not re.search(r'alt="[^"]+"', t)]
+
+
+def test_a_claims_heading_is_its_first_clause_and_the_claim_follows():
+    assert site.claim_heading("SPCN on deep embedding: its accuracy falls") == "SPCN on deep embedding"
+    assert site.claim_heading("Predictor ablation: linear, softmax give the same loss") == \
+        "Predictor ablation: linear, softmax give the same loss"            # 2 words before ':' make no heading
+    assert site.claim_heading(" ".join(["w"] * 30)) == " ".join(["w"] * 16) + " …"
+    page = site.findings_markdown("T", [{"key": "k", "claim": "Short claim here now: then much more", "holds": "yes",
+                                         "paper": "1", "headline": "2", "versus": "3", "ours": "", "why": "",
+                                         "rule": ""}])
+    assert "### Short claim here now\n\n*Claim:* Short claim here now: then much more." in page

@@ -5,6 +5,7 @@ lacks to ``lab/NN_name.py``, so JupyterLab's autosave lands in a file that ``mak
 there is never overwritten. The runner publishes no source outside ``notebooks/``. Our design: the paper is silent."""
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -22,9 +23,19 @@ cell_metadata_filter = "tags,-all"
 """
 
 
+_TWEAK_LINE = re.compile(r"^# Tweak these in your copy, lab/(\S+) \(`make lab`\); "
+                         r"a change here is the new default, to commit\.$", flags=re.M)
+
+
+def lab_text(source: str) -> str:
+    """A notebook source as its ``lab/`` copy: the parameters cell's note says that this is the copy."""
+    return _TWEAK_LINE.sub(r"# Your copy (git ignores lab/): tweak these here; notebooks/\1 keeps the defaults.", source)
+
+
 def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]]:
-    """Create ``root/lab/`` with ``jupytext.toml`` and a copy of every ``root/notebooks/NN_name.py`` it lacks;
-    return ``(created, differing)``: the copies made now, and those already there whose bytes differ.
+    """Create ``root/lab/`` with ``jupytext.toml`` and a copy (:func:`lab_text`) of every
+    ``root/notebooks/NN_name.py`` it lacks; return ``(created, differing)``: the copies made now, and
+    those already there that differ from their source's copy.
     FileNotFoundError: ``root/notebooks/`` holds no ``NN_name.py``."""
     root = Path(root)
     sources = sorted((root / "notebooks").glob(NOTEBOOK_GLOB))
@@ -38,10 +49,12 @@ def scratch_copies(root: str | Path = REPO_ROOT) -> tuple[list[Path], list[Path]
     created, differing = [], []
     for source in sources:
         copy = lab / source.name
+        text = lab_text(source.read_text(encoding="utf-8"))
         if not copy.exists():
-            shutil.copy2(source, copy)
+            copy.write_text(text, encoding="utf-8")
+            shutil.copystat(source, copy)
             created.append(copy)
-        elif copy.read_bytes() != source.read_bytes():
+        elif copy.read_text(encoding="utf-8") != text:
             differing.append(copy)
     return created, differing
 

@@ -23,11 +23,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping
 
 import nbformat
+import pandas as pd
 
 from .atomic import fresh_dir, replace_dir
 from .markdown import escape_tags
@@ -74,6 +74,18 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
 
 # --------------------------------------------------------------------------- claims
 
+def claim_heading(claim: str, most: int = 18) -> str:
+    """A claim's heading in the page contents: the claim up to its first ``:``, ``;`` or `` (`` after at
+    least 4 words, or ``, `` after at least 6, where that leaves at most ``most`` words; else the whole
+    claim when it is that short, else its first words and an ellipsis. The whole claim follows."""
+    for m in re.finditer(r":|;| \(|, ", claim):
+        n = len(claim[:m.start()].split())
+        if (4 if m.group() != ", " else 6) <= n <= most:
+            return claim[:m.start()]
+    words = claim.split()
+    return claim if len(words) <= most else " ".join(words[:most - 2]) + " …"
+
+
 def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
     """The Findings cell of a notebook page: its title, then per claim an anchor ``(claim-<key>)=``,
     the verdict, paper and ours, the reason, the rule and all our numbers (folded)."""
@@ -82,7 +94,9 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
         lines += ["This notebook decides no claim of the report; its figures and tables are below.", ""]
     for r in rows:
         numbers = [s.strip() for s in r["ours"].split(";") if s.strip() and s.strip() != "—"]
-        lines += [f"(claim-{r['key']})=", f"### {md_escape(r['claim'])}", "",
+        heading = claim_heading(r["claim"])
+        lines += [f"(claim-{r['key']})=", f"### {md_escape(heading)}", "",
+                  *([f"*Claim:* {md_escape(r['claim'])}.", ""] if heading != r["claim"] else []),
                   f"**Verdict: {md_escape(r['holds'])}.** Paper: {md_escape(r['paper'])}; "
                   f"ours: {md_escape(r['headline'])}; against: {md_escape(r['versus'])}.", ""]
         lines += [f"*{k.title()}:* {md_escape(r[k])}.\n" for k in ("why", "rule") if r[k]]
@@ -177,8 +191,8 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     results table (reason and rule as footnotes), the figure ``headline`` of ``headline_notebook`` (a
     path relative to the page, or None) with its ``caption`` and a link to the findings of the claim
     keyed ``claim`` (else to the notebook), and how to rerun."""
-    counts = Counter(r["holds"].split(":")[0] for r in rows)
-    found = ", ".join(f"**{n}** {w}" for w, n in counts.most_common())
+    counts = pd.Series([r["holds"] for r in rows], dtype=str).str.split(":").str[0].value_counts()  # the README's order
+    found = ", ".join(f"**{n}** {w}" for w, n in counts.items())
     lines = ["# EMA Is Not All You Need: a reproduction", "",
              "## What the paper claims", "", summary, "",
              "## What we find", "",
