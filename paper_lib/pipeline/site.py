@@ -254,6 +254,15 @@ article img { max-width: 100%; height: auto; }
 article table { display: block; max-width: 100%; overflow-x: auto; }
 article :is(h1, h2, h3, h4, p, li) { overflow-wrap: break-word; }
 """
+# The theme's dozen icons as characters, in place of its 1.5 MB Font Awesome script (removed from
+# every page by :func:`slim_pages`); the theme switch shows one of its three as before.
+ICON_CSS = """.fa-solid { font-style: normal; font-weight: bold; }
+.fa-magnifying-glass::before { content: "\\2315"; } .fa-bars::before { content: "\\2630"; }
+.fa-list::before { content: "\\2261"; } .fa-outdent::before { content: "\\21E4"; }
+.fa-arrow-up::before { content: "\\2191"; } .fa-angle-left::before { content: "\\2039"; }
+.fa-angle-right::before { content: "\\203A"; } .fa-sun::before { content: "\\2600"; }
+.fa-moon::before { content: "\\263E"; } .fa-circle-half-stroke::before { content: "\\25D0"; }
+"""
 # The site's icon (a decaying trace), so that no page asks for a missing favicon.ico.
 FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
            '<path d="M1 14 Q5 2 15 3" fill="none" stroke="#369" stroke-width="2"/></svg>')
@@ -299,6 +308,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
     (staging / "_static").mkdir(exist_ok=True)
     (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
     (staging / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
+    (staging / "_static" / "icons.css").write_text(ICON_CSS, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
@@ -319,6 +329,7 @@ def remote_assets(site: Path) -> list[str]:
 
 
 _IMG = re.compile(r"<img\b[^>]*>", re.I)
+_FONTAWESOME = re.compile(r"<script\b[^>]*fontawesome\.js[^>]*>\s*</script>\s*", re.I)
 
 
 def _alt_fixed(tag: str, title: str) -> str:
@@ -331,15 +342,18 @@ def _alt_fixed(tag: str, title: str) -> str:
     return tag.replace(alt.group(0), new) if alt else f"{tag[:4]} {new}{tag[4:]}"
 
 
-def fix_alt_text(site: Path) -> None:
-    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt text."""
+def slim_pages(site: Path) -> None:
+    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt
+    text, and remove the Font Awesome script (:data:`ICON_CSS` draws its icons) from every page and the site."""
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
         title = html.unescape(m.group(1).split("—")[0].strip()) if m else page.stem
-        new = _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text)
+        new = _FONTAWESOME.sub("", _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text))
         if new != text:
             page.write_text(new, encoding="utf-8")
+    for script in site.glob("_static/scripts/fontawesome.js*"):
+        script.unlink()
 
 
 def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
@@ -379,7 +393,7 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
         if proc.returncode != 0 or not (html_dir / "index.html").exists():
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
             raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
-        fix_alt_text(html_dir)
+        slim_pages(html_dir)
         if remote := remote_assets(html_dir):
             raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
         for junk in [*html_dir.rglob("*.map"), html_dir / ".buildinfo"]:  # source maps (3 MB): for debuggers
