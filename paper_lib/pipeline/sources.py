@@ -4,16 +4,15 @@ made only in the paired ``.ipynb``, which the runner would ignore (:func:`paired
 Our design: the paper is silent."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from .deps import dependencies
+from .deps import dependencies, digest
 from .failures import rel
 
 
 def _sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return digest(path)
     except FileNotFoundError:
         return None
 
