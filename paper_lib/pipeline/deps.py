@@ -82,8 +82,7 @@ def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(inputs(source, root), f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(json.dumps(inputs(source, root), indent=1, sort_keys=True) + "\n")
     os.replace(tmp, out)
     return out
 

@@ -36,11 +36,10 @@ def mark_png(data: bytes, text: str) -> bytes:
 
     image = Image.open(io.BytesIO(data)).convert("RGB")
     w, h = image.size
-    size = max(12, min(28, w // 45))
-    font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
-    while size > 8 and font.getlength(text) > w - 16:
-        size -= 1
+    for size in range(max(12, min(28, w // 45)), 7, -1):  # the largest size whose text fits, 8 at least
         font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
+        if size == 8 or font.getlength(text) <= w - 16:
+            break
     band = int(size * 1.8)
     out = Image.new("RGB", (w, h + band), (255, 236, 230))
     out.paste(image, (0, band))
