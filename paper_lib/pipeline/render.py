@@ -56,10 +56,8 @@ def offline(soup) -> None:
             script.decompose()
     for wrapper in soup.select(".jp-CodeCell > .jp-Cell-inputWrapper"):
         details = soup.new_tag("details", attrs={"class": "jp-Cell-inputDetails"})
-        summary = soup.new_tag("summary")
-        summary.string = "Show code"
         wrapper.wrap(details)
-        details.insert(0, summary)
+        details.insert(0, soup.new_tag("summary", string="Show code"))
 
 
 def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
