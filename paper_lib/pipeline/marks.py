@@ -1,8 +1,6 @@
-"""A figure says on its face when its claim decides nothing: every figure of a claim whose verdict
-is not yes, partly or no carries a band above it with the verdict, drawn from the claim's report
-row, never by hand. The site (:mod:`paper_lib.pipeline.site`) applies it. Our design: the paper is
-silent.
-"""
+"""A figure says on its face when its claim decides nothing: every figure of a claim whose verdict is not yes,
+partly or no carries a band above it with the verdict, drawn from the claim's report row, never by hand. The site
+(:mod:`paper_lib.pipeline.site`) applies it. Our design: the paper is silent."""
 from __future__ import annotations
 
 import io
@@ -16,9 +14,7 @@ MARK_PREFIX = "Not a result"
 
 def mark_text(holds: str) -> str:
     """The band of a figure whose claim reads ``holds``, or ``""`` when the claim is decided."""
-    if holds.split(":")[0].strip() in DECIDED:
-        return ""
-    return f"{MARK_PREFIX}: the claim reads “{holds}”"
+    return "" if holds.split(":")[0].strip() in DECIDED else f"{MARK_PREFIX}: the claim reads “{holds}”"
 
 
 def figure_marks(rows: Iterable[Mapping[str, object]], figures: Mapping[str, Iterable[str]]) -> dict[str, str]:
@@ -40,11 +36,10 @@ def mark_png(data: bytes, text: str) -> bytes:
 
     image = Image.open(io.BytesIO(data)).convert("RGB")
     w, h = image.size
-    size = max(12, min(28, w // 45))
-    font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
-    while size > 8 and font.getlength(text) > w - 16:
-        size -= 1
+    for size in range(max(12, min(28, w // 45)), 7, -1):  # the largest size whose text fits, 8 at least
         font = ImageFont.truetype(font_manager.findfont("DejaVu Sans:bold"), size)
+        if size == 8 or font.getlength(text) <= w - 16:
+            break
     band = int(size * 1.8)
     out = Image.new("RGB", (w, h + band), (255, 236, 230))
     out.paste(image, (0, band))
