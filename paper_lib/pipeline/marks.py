@@ -1,10 +1,17 @@
 """A figure says on its face when its claim decides nothing: every figure of a claim whose verdict is not yes,
 partly or no carries a band above it with the verdict, drawn from the claim's report row, never by hand. The site
-(:mod:`paper_lib.pipeline.site`) applies it. Our design: the paper is silent."""
+(:mod:`paper_lib.pipeline.site`) and the report (:func:`mark_published`, in each notebook's published HTML) apply
+it. Our design: the paper is silent."""
 from __future__ import annotations
 
+import base64
 import io
+import json
+from pathlib import Path
 from typing import Iterable, Mapping
+
+from .atomic import write_text
+from .provenance import record
 
 DECIDED = ("yes", "partly", "no")
 """The verdicts a figure shows as a result; any other marks it."""
@@ -47,3 +54,31 @@ def mark_png(data: bytes, text: str) -> bytes:
     buf = io.BytesIO()
     out.save(buf, format="PNG")
     return buf.getvalue()
+
+
+def mark_published(folder: Path, rows: Iterable[Mapping[str, object]], figures: Mapping[str, Iterable[str]]) -> bool:
+    """Mark, in the published HTML ``folder/<notebook>.html`` (``folder``: ``figures/<notebook>/``), each
+    image of a figure that :func:`figure_marks` marks, found by its alt text in ``figures.json``: the band
+    drawn above it, the alt prefixed, its sha256 in ``provenance.json`` updated. ``rows``: the report's
+    rows of every notebook. An image marked before stays as it is. Returns whether the page changed."""
+    from bs4 import BeautifulSoup  # nbconvert's own dependency
+
+    page, meta, prov = folder / f"{folder.name}.html", folder / "figures.json", folder / "provenance.json"
+    if not (page.is_file() and meta.is_file() and prov.is_file()):
+        return False
+    stems = {str(e.get("alt")): stem for stem, e in json.loads(meta.read_text(encoding="utf-8")).items()}
+    bands = figure_marks([r for r in rows if r["notebook"] == folder.name], figures)
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), features="html.parser")
+    changed = False
+    for img in soup.find_all("img"):
+        band = bands.get(stems.get(img.get("alt", ""), ""))
+        if band and img.get("src", "").startswith("data:image/png;base64,"):
+            png = mark_png(base64.b64decode(img["src"].split(",", 1)[1]), band)
+            img["src"] = "data:image/png;base64," + base64.b64encode(png).decode()
+            img["alt"] = f"{band}. {img['alt']}"
+            changed = True
+    if changed:
+        write_text(page, str(soup))
+        stamp = json.loads(prov.read_text(encoding="utf-8")).get(page.name, {})
+        record(folder, [page], {k: v for k, v in stamp.items() if k != "sha256"})
+    return changed
