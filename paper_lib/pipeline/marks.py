@@ -1,7 +1,6 @@
 """A figure says on its face when its claim decides nothing: every figure of a claim whose verdict is not yes,
-partly or no carries a band above it with the verdict, drawn from the claim's report row, never by hand. The site
-(:mod:`paper_lib.pipeline.site`) and the report (:func:`mark_published`, in each notebook's published HTML) apply
-it. Our design: the paper is silent."""
+partly or no carries a band with the verdict, from the claim's report row, never by hand: on the site and (by
+:func:`mark_published`) in each notebook's published HTML. Our design: the paper is silent."""
 from __future__ import annotations
 
 import base64
@@ -57,10 +56,9 @@ def mark_png(data: bytes, text: str) -> bytes:
 
 
 def mark_published(folder: Path, rows: Iterable[Mapping[str, object]], figures: Mapping[str, Iterable[str]]) -> bool:
-    """Mark, in the published HTML ``folder/<notebook>.html`` (``folder``: ``figures/<notebook>/``), each
-    image of a figure that :func:`figure_marks` marks, found by its alt text in ``figures.json``: the band
-    drawn above it, the alt prefixed, its sha256 in ``provenance.json`` updated. ``rows``: the report's
-    rows of every notebook. An image marked before stays as it is. Returns whether the page changed."""
+    """Mark each image of ``folder/<notebook>.html`` (``folder``: ``figures/<notebook>/``) whose alt text in
+    ``figures.json`` is a figure :func:`figure_marks` marks from ``rows`` (the report's, every notebook's):
+    band, alt prefix, sha256 in ``provenance.json``; once. Returns whether the page changed."""
     from bs4 import BeautifulSoup  # nbconvert's own dependency
 
     page, meta, prov = folder / f"{folder.name}.html", folder / "figures.json", folder / "provenance.json"
