@@ -3,14 +3,16 @@ drawn above the image, and the site's pages carrying it (image bytes and alt tex
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
 
 import nbformat
 from PIL import Image
 
 from paper_lib.claims.registry import CLAIMS
 from paper_lib.pipeline import site
-from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks, mark_png, mark_text
+from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks, mark_png, mark_published, mark_text
 from paper_lib.pipeline.report import claims_table
 
 
@@ -62,3 +64,24 @@ def test_the_page_shows_the_saved_figure_marked(tmp_path):
     cell = next(c for c in unmarked.cells if c.cell_type == "code" and "recall_by_pairs" in c.source)
     assert not cell.metadata["mystnb"]["image"]["alt"].startswith(MARK_PREFIX)
     assert base64.b64decode(cell.outputs[0]["data"]["image/png"]) == (figures / name / "recall_by_pairs.png").read_bytes()
+
+
+def test_the_published_html_marks_an_undecided_claims_figure_once(tmp_path):
+    folder = tmp_path / "05_x"
+    folder.mkdir()
+    src = "data:image/png;base64," + base64.b64encode(_png()).decode()
+    (folder / "05_x.html").write_text(f'<p>x</p><img alt="Recall, a figure" src="{src}"/><img alt="Other" src="{src}"/>')
+    (folder / "figures.json").write_text(json.dumps({"recall": {"alt": "Recall, a figure"}, "o": {"alt": "Other"}}))
+    (folder / "provenance.json").write_text(json.dumps({"05_x.html": {"git_commit": "abc", "sha256": "old"}}))
+    rows = [{"notebook": "05_x", "key": "k", "holds": "not informative at this budget"},
+            {"notebook": "05_y", "key": "j", "holds": "not informative at this budget"}]
+    assert mark_published(folder, rows, {"k": ("recall",), "j": ("o",)})       # 05_y's claim marks nothing here
+    page = (folder / "05_x.html").read_text()
+    band = mark_text("not informative at this budget")
+    assert f'alt="{band}. Recall, a figure"' in page and 'alt="Other"' in page
+    marked = base64.b64decode(page.split('src="data:image/png;base64,')[1].split('"')[0])
+    assert Image.open(io.BytesIO(marked)).size[1] > 200                         # the band above the image
+    stamp = json.loads((folder / "provenance.json").read_text())["05_x.html"]
+    assert stamp == {"git_commit": "abc", "sha256": hashlib.sha256(page.encode()).hexdigest()}
+    assert not mark_published(folder, rows, {"k": ("recall",)})                 # marked before: left as it is
+    assert not mark_published(tmp_path / "none", rows, {})

@@ -146,6 +146,9 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     pages = sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
     assert pages == [f"{n}.html" for n in sorted({c.notebook for c in CLAIMS})]
     assert site.remote_assets(docs) == []
+    assert not list(docs.rglob("fontawesome.js*"))                         # the theme's 1.5 MB icon script: gone
+    assert not [p for p in docs.rglob("*.html") if "fontawesome.js" in p.read_text()]
+    assert ".fa-bars::before" in (docs / "_static" / "icons.css").read_text()                  # its icons, drawn
     index = (docs / "index.html").read_text()
     assert "narrow.css" in index and "overflow-wrap: anywhere" in (docs / "_static" / "narrow.css").read_text()
     assert 'href="05_associative_recall.html#claim-recall"' in index

@@ -205,4 +205,14 @@ def test_committed_notebook_html_is_self_contained_and_shows_its_text(browser, p
     source = path.with_name(path.stem + ".html").read_text(encoding="utf-8")
     if "&lt;unk&gt;" in source:                                           # where the source says <unk>, it shows
         assert "<unk>" in page.locator("body").inner_text()
+    from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks
+    from paper_lib.pipeline.report import claims_table
+
+    rows = claims_table(path.parents[1], CLAIMS).to_dict("records")
+    marks = figure_marks([r for r in rows if r["notebook"] == path.stem], {c.key: c.figures for c in CLAIMS})
+    alts = page.evaluate("[...document.images].map(i => i.alt)")
+    for stem in marks:                                   # every figure of an undecided claim that it shows: marked
+        alt = site.figure_alt(path.parent.parent, path.stem, stem)
+        assert not any(a == alt for a in alts), f"{path.name}: {stem} unmarked"
+        assert all(a.startswith(MARK_PREFIX) for a in alts if a.endswith(alt)), f"{path.name}: {stem}"
     page.close()

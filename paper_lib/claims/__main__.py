@@ -1,8 +1,8 @@
 """``python -m paper_lib.claims report|site --profile cpu``: the report and the site of every claim.
 
 ``report`` writes ``REPORT.md`` from every notebook's ``metrics.json`` (and, at a profile whose
-report refreshes it, the README's table; ``--out PATH`` writes the report there and leaves the
-README alone); ``site`` builds the static site from the executed notebooks. Both hand the
+report refreshes it, the README's table, and marks the figures of undecided claims in each
+notebook's published HTML; ``--out PATH`` writes the report there and leaves the rest alone); ``site`` builds the static site from the executed notebooks. Both hand the
 claims of :mod:`paper_lib.claims.registry` to the plumbing. Every expected error is one line on
 stderr and exit status 2.
 """
@@ -13,9 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from ..pipeline.marks import mark_published
 from ..pipeline.profiles import PROFILE_NAMES
-from ..pipeline.report import write_report
+from ..pipeline.provenance import output_dir
+from ..pipeline.report import claims_table, write_report
 from .registry import CLAIMS, HEADLINE, PAPER_SUMMARY
+
+NOTEBOOKS = sorted({c.notebook for c in CLAIMS})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.what == "report":
             print(f"report -> {write_report(args.profile, CLAIMS, out=args.out)}")
+            if args.out is None:  # the figures of undecided claims, marked in each notebook's HTML
+                figures = output_dir("x", args.profile).parent
+                rows = claims_table(figures, CLAIMS).to_dict("records")
+                keyed = {c.key: c.figures for c in CLAIMS}
+                marked = [nb for nb in NOTEBOOKS if mark_published(figures / nb, rows, keyed)]
+                if marked:
+                    print(f"marked the undecided claims' figures in {', '.join(f'{nb}.html' for nb in marked)}")
             return 0
         from ..pipeline.site import build
 

@@ -5,8 +5,7 @@ notebook imports, transitively (read with ``ast``; nothing is imported). Stalene
 date: a target is up to date only when the sha256 of its source and of every file it imports equals the record
 of its last run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`record`, ``--record SOURCE OUT``, taken
 as the run starts; :func:`stale`, ``--stale DIR SOURCE...``). Standard library only: the Makefile runs it with
-the plain ``python3``. Our design (showyourwork's habit): the paper is silent.
-"""
+the plain ``python3``. Our design (showyourwork's habit): the paper is silent."""
 from __future__ import annotations
 
 import ast
@@ -21,11 +20,8 @@ PKG = Path(__file__).resolve().parents[1]
 
 
 def _module_file(name: str) -> Path | None:
-    rel = Path(*name.split("."))
-    for cand in (PKG.parent / rel.with_suffix(".py"), PKG.parent / rel / "__init__.py"):
-        if cand.is_file():
-            return cand
-    return None
+    rel = PKG.parent / Path(*name.split("."))
+    return next((cand for cand in (rel.with_suffix(".py"), rel / "__init__.py") if cand.is_file()), None)
 
 
 def _imports(path: Path) -> set[str]:
@@ -86,8 +82,7 @@ def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(inputs(source, root), f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(json.dumps(inputs(source, root), indent=1, sort_keys=True) + "\n")
     os.replace(tmp, out)
     return out
 

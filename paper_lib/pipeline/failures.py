@@ -13,9 +13,10 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from .atomic import NotReplaceable, _umask, disk_full, mount_point, write_failure
+
 START_TIMEOUT_ENV = "PAPER_LIB_START_TIMEOUT"
-"""Seconds a kernel may take to start and answer (default :data:`START_TIMEOUT_S`)."""
-START_TIMEOUT_S = 60.0
+"""Seconds a kernel may take to start and answer (default 60)."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -52,7 +53,7 @@ def signals_interrupt() -> Iterator[None]:
 def start_timeout(value: float | None = None) -> float:
     """The kernel start timeout in seconds: ``value``, else :data:`START_TIMEOUT_ENV`, else 60; ValueError (one
     line naming the setting) unless it is a number > 0."""
-    text = value if value is not None else os.environ.get(START_TIMEOUT_ENV) or START_TIMEOUT_S
+    text = value if value is not None else os.environ.get(START_TIMEOUT_ENV) or 60.0
     with contextlib.suppress(TypeError, ValueError):
         if (seconds := float(text)) > 0:
             return seconds
@@ -76,7 +77,13 @@ def quiet_start_errors() -> Iterator[None]:
 
 def kernel_start_failure(name: str, err: BaseException, status: int | None, timeout: float) -> str:
     """The one line for a kernel that never answered; ``status``: its exit status (negative: nbclient killed it)."""
-    python, longer = _kernel_python(), max(300, 5 * timeout)
+    try:  # the program the ``python3`` kernelspec starts (what a user must fix)
+        from jupyter_client.kernelspec import get_kernel_spec
+
+        python = get_kernel_spec("python3").argv[0]
+    except Exception:  # noqa: BLE001 - no spec found: nbclient falls back to this interpreter
+        python = sys.executable
+    longer = max(300, 5 * timeout)
     if "didn't respond" in str(err) or (status is not None and status < 0):
         return (f"{name}: the kernel ({python}) did not answer within {timeout:g} s of starting (a loaded "
                 f"machine or a slow disk?); allow it longer with --start-timeout {longer:g} "
@@ -85,16 +92,6 @@ def kernel_start_failure(name: str, err: BaseException, status: int | None, time
     return (f"{name}: the kernel ({python}) {how} before it answered, so no cell ran (its own message is "
             f"above); a Python without ipykernel? install it with `{python} -m pip install ipykernel`, or "
             f"register this environment's kernel with `{sys.executable} -m ipykernel install --user --name python3`")
-
-
-def _kernel_python() -> str:
-    """The program the ``python3`` kernelspec starts (what a user must fix)."""
-    try:
-        from jupyter_client.kernelspec import get_kernel_spec
-
-        return get_kernel_spec("python3").argv[0]
-    except Exception:  # noqa: BLE001 - no spec found: nbclient falls back to this interpreter
-        return sys.executable
 
 
 def keep_outputs(stage: Path, kept: Path) -> Path:
@@ -109,9 +106,7 @@ def keep_outputs(stage: Path, kept: Path) -> Path:
         except OSError:
             shutil.copytree(stage, kept)
             shutil.rmtree(stage, ignore_errors=True)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(kept, 0o777 & ~mask)  # the staging folder was made 0700
+        os.chmod(kept, 0o777 & ~_umask())  # the staging folder was made 0700
     except OSError:
         shutil.rmtree(kept, ignore_errors=True)
         return stage
@@ -156,8 +151,6 @@ class Attempt:
     def explain(self, err: BaseException, status: int | None, timeout: float) -> tuple[str, int] | None:
         """The one line and exit status for a signal, a kernel that never answered (``status``: its exit status)
         or a failed write, having kept what the run finished; None for any other ``err``."""
-        from .atomic import NotReplaceable, disk_full, mount_point, write_failure
-
         if isinstance(err, KeyboardInterrupt):
             self.keep()
             sig = signal_of(err)

@@ -31,11 +31,9 @@ def kernel_env(root: Path, run: dict[str, Any], run_env: str, epoch: int | None)
     try:
         yield
     finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        os.environ.update({key: value for key, value in old.items() if value is not None})
+        for key in [key for key, value in old.items() if value is None]:
+            os.environ.pop(key, None)
 
 
 def watched_kernel_manager():
@@ -68,9 +66,6 @@ def describe_exit(status: int | None) -> str:
         return "how is unknown (no exit status; out of memory, or a crash in native code?)"
     if status >= 0:
         return f"it exited with status {status}"
-    try:
-        name = signal.Signals(-status).name
-    except ValueError:
-        name = "unknown signal"
+    name = {s.value: s.name for s in signal.Signals}.get(-status, "unknown signal")
     hint = "; out of memory?" if -status == signal.SIGKILL else ", a crash in native code"
     return f"killed by signal {-status} ({name}){hint}"

@@ -13,7 +13,8 @@ from .atomic import atomic_path
 HTML_TAGS = {"remove_cell_tags": {"remove-cell"}, "remove_all_outputs_tags": {"remove-output"},
              "remove_input_tags": {"remove-input"}}
 SAVE_CALL = re.compile(r"save_figure\(\s*\w+\s*,\s*[\"']([\w.-]+)[\"']")  # out.save_figure(fig, "name", ...)
-PROGRESS_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$")  # the tail of a tqdm bar: [00:01<00:02, 1.2it/s]
+# a stderr line the HTML leaves out: a tqdm bar's tail, [00:01<00:02, 1.2it/s], or a cleared bar (leave=False)
+HIDDEN_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$|^\s*\r\s*$")
 
 
 def number_cells(nb) -> None:
@@ -30,11 +31,6 @@ def tidy(nb):
     nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
     number_cells(nb)
     return nb
-
-
-def _hidden(line: str) -> bool:
-    """A stderr line the HTML leaves out: a progress bar, or a bar that cleared itself (``leave=False``)."""
-    return bool(PROGRESS_LINE.search(line)) or ("\r" in line and not line.replace("\r", "").strip())
 
 
 def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
@@ -60,10 +56,8 @@ def offline(soup) -> None:
             script.decompose()
     for wrapper in soup.select(".jp-CodeCell > .jp-Cell-inputWrapper"):
         details = soup.new_tag("details", attrs={"class": "jp-Cell-inputDetails"})
-        summary = soup.new_tag("summary")
-        summary.string = "Show code"
         wrapper.wrap(details)
-        details.insert(0, summary)
+        details.insert(0, soup.new_tag("summary", string="Show code"))
 
 
 def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
@@ -79,7 +73,7 @@ def render_html(nb, path: Path, title: str, figures_json: Path | None = None) ->
         kept = []
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                out["text"] = "\n".join(ln for ln in out["text"].split("\n") if not _hidden(ln))
+                out["text"] = "\n".join(ln for ln in out["text"].split("\n") if not HIDDEN_LINE.search(ln))
                 if not out["text"].strip():
                     continue
             kept.append(out)

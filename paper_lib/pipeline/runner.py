@@ -109,21 +109,18 @@ def check_notebook_parameters(ipynb: Path, name: str, parameters: dict[str, Any]
         raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)} for {name}; "
                          f"allowed: {', '.join(k for k in known if k != 'profile')}{hint}")
     for key, value in parameters.items():
-        _check_type(key, value, known[key].get("default"))
+        default_source = known[key].get("default")
+        try:
+            default = ast.literal_eval(default_source) if default_source else None
+        except (ValueError, SyntaxError):
+            continue
+        for kind, words in [(bool, "true or false"), ((int, float), "a number"), (str, "a string"),
+                            (dict, "a JSON object"), ((list, tuple), "a JSON list")]:
+            if isinstance(default, kind):
+                if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                    raise ValueError(f"parameter {key} takes {words} (its default is {default_source}), got {value!r}")
+                break
     check_values(parameters)
-
-
-def _check_type(key: str, value: Any, default_source: str | None) -> None:
-    try:
-        default = ast.literal_eval(default_source) if default_source else None
-    except (ValueError, SyntaxError):
-        return
-    for kind, words in [(bool, "true or false"), ((int, float), "a number"), (str, "a string"),
-                        (dict, "a JSON object"), ((list, tuple), "a JSON list")]:
-        if isinstance(default, kind):
-            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-                raise ValueError(f"parameter {key} takes {words} (its default is {default_source}), got {value!r}")
-            return
 
 
 def _headings(nb) -> list[str]:
@@ -163,12 +160,6 @@ class _Progress:
             return "before its first cell"
         head = self.where()
         return f"in cell [{self.cell.get('execution_count') or self.k}]" + (f" ({head})" if head else "")
-
-    def died(self, status: int | None, failed: Path) -> str:
-        """The one line for a kernel that died while this hook's cell ran."""
-        how = describe_exit(status)
-        kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {rel(failed)}"
-        return f"{self.name}: the kernel died {self.now()}: {how}{kept}"
 
 
 def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | None = None,
@@ -225,7 +216,9 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         _publish(run, tidy(done), parameters, commit)
     except DeadKernelError:  # the OOM killer, a segfault: say which cell, keep the notebook as far as it ran
         run.keep_notebook()
-        raise NotebookFailed(run.progress.died(exit_status(manager), p.failed), p.failed) from None
+        how = describe_exit(exit_status(manager))
+        kept = (" The" if how.endswith("?") else "; the") + f" notebook as far as it ran: {rel(p.failed)}"
+        raise NotebookFailed(f"{p.name}: the kernel died {run.progress.now()}: {how}{kept}", p.failed) from None
     except pm.PapermillExecutionError as err:
         run.keep_notebook()
         if err.ename == "KeyboardInterrupt":  # the Ctrl-C reached the kernel first
@@ -288,17 +281,6 @@ def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> Non
     p.failed.unlink(missing_ok=True)  # an earlier failure's notebook no longer describes this run
 
 
-def parse_params(pairs: list[list[str]]) -> dict[str, Any]:
-    """``-p NAME VALUE`` pairs as a dict; VALUE is read as JSON, else taken as a string."""
-    params = {}
-    for key, value in pairs:
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return params
-
-
 def main(argv: list[str] | None = None) -> int:
     """The command line; an expected error is one line on stderr and exit status 2 (bad input) or 1 (a cell failed)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -319,7 +301,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with signals_interrupt():
             p = plan(args.source, args.profile, args.publish)
-            params = parse_params(args.param)
+            params = {}
+            for key, value in args.param:  # VALUE is read as JSON, else taken as a string
+                try:
+                    params[key] = json.loads(value)
+                except json.JSONDecodeError:
+                    params[key] = value
             t0 = time.perf_counter()
             executed = run_notebook(args.source, args.profile, params, publish=args.publish, stream=True,
                                     start_timeout_s=args.start_timeout)

@@ -6,10 +6,9 @@ and writes ``index.html`` (what the paper claims, what we find, ONE results tabl
 figure, how to rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor
 per claim, every code cell folded, the parameters cells removed, images with alt text).
 
-The tool is Jupyter Book 1.x (our choice, the paper is silent): it renders executed notebooks without
-running them, folds code by cell tag (``hide-input``) and bundles its theme, so it builds and reads
-offline. MathJax is off, and :func:`remote_assets` fails the build should a page load a remote asset.
-The site replaces ``docs/`` in one rename; ``docs/.nojekyll`` lets GitHub Pages serve ``_static``.
+Jupyter Book 1.x (our choice, the paper is silent) renders executed notebooks without running them,
+folds code by cell tag (``hide-input``) and bundles its theme: it builds and reads offline
+(:func:`remote_assets` fails a build that loads a remote asset). The site replaces ``docs/`` in one rename.
 """
 from __future__ import annotations
 
@@ -37,8 +36,6 @@ from .provenance import REPO_ROOT, output_dir
 from .report import Claims, claims_table, load_metrics
 
 PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
-
-# --------------------------------------------------------------------------- text
 
 def md_escape(text: object) -> str:
     """``text`` as literal Markdown inline text: every character Markdown or MyST could read as
@@ -71,8 +68,6 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
     m = re.search(r"^# (.+)$", first, flags=re.M)
     return m.group(1).strip() if m else notebook
 
-
-# --------------------------------------------------------------------------- claims
 
 def claim_heading(claim: str, most: int = 18) -> str:
     """A claim's heading in the page contents: the claim up to its first ``:``, ``;`` or `` (`` after at
@@ -107,8 +102,6 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
               "to open it.", ""]
     return "\n".join(lines)
 
-
-# --------------------------------------------------------------------------- notebook pages
 
 def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
                      notebook: str, run: str = "", claim_figures: Mapping[str, Iterable[str]] | None = None
@@ -183,15 +176,13 @@ def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -
     data["image/png"] = base64.b64encode(mark_png(png, band) if band else png).decode()
 
 
-# --------------------------------------------------------------------------- the landing page
-
 def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str,
                  summary: str = "", headline_notebook: str = "", caption: str = "", claim: str = "") -> str:
     """The Markdown of ``index.md``: ``summary``, what we find (every claim and its verdict), the
     results table (reason and rule as footnotes), the figure ``headline`` of ``headline_notebook`` (a
     path relative to the page, or None) with its ``caption`` and a link to the findings of the claim
     keyed ``claim`` (else to the notebook), and how to rerun."""
-    counts = pd.Series([r["holds"] for r in rows], dtype=str).str.split(":").str[0].value_counts()  # the README's order
+    counts = pd.Series([r["holds"] for r in rows], dtype=str).str.split(":").str[0].value_counts()  # README's order
     found = ", ".join(f"**{n}** {w}" for w, n in counts.items())
     lines = ["# EMA Is Not All You Need: a reproduction", "",
              "## What the paper claims", "", summary, "",
@@ -225,11 +216,8 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- the build
-
-# Jupyter Book's _config.yml (JSON is YAML): no execution, no math (MathJax would come from a
-# CDN), no launch or download buttons, no copies of the sources; one search (the header's button),
-# a light theme by default (the theme's script reports an empty stored mode as an error otherwise).
+# Jupyter Book's _config.yml (JSON is YAML): no execution, math, launch or download buttons or sources'
+# copies; one search (the header's), a light default theme (an empty stored mode logs a console error).
 BOOK_CONFIG = {
     "title": "EMA Is Not All You Need, a reproduction", "author": "the paper_lib companion", "copyright": "",
     "only_build_toc_files": True, "execute": {"execute_notebooks": "off"},
@@ -246,14 +234,18 @@ BOOK_CONFIG = {
 }
 
 
-# For a phone's width (390 px): a long inline code name or word breaks (a title's notebook name), an
-# image shrinks to the column, a wide table scrolls within itself. Jupyter Book links every
-# stylesheet in the book's _static/.
+# At a phone's width (390 px) a long code name or word breaks, an image shrinks to the column, a wide
+# table scrolls within itself. Jupyter Book links every stylesheet in the book's _static/.
 NARROW_CSS = """code, .pre { overflow-wrap: anywhere; word-break: break-word; }
 article img { max-width: 100%; height: auto; }
 article table { display: block; max-width: 100%; overflow-x: auto; }
 article :is(h1, h2, h3, h4, p, li) { overflow-wrap: break-word; }
 """
+# The theme's icons as characters, for its 1.5 MB Font Awesome script (:func:`slim_pages` removes it).
+ICONS = {"magnifying-glass": "2315", "bars": "2630", "list": "2261", "outdent": "21E4", "arrow-up": "2191",
+         "angle-left": "2039", "angle-right": "203A", "sun": "2600", "moon": "263E", "circle-half-stroke": "25D0"}
+ICON_CSS = ".fa-solid { font-style: normal; font-weight: bold; }\n" + "".join(
+    f'.fa-{name}::before {{ content: "\\{code}"; }}\n' for name, code in ICONS.items())
 # The site's icon (a decaying trace), so that no page asks for a missing favicon.ico.
 FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
            '<path d="M1 14 Q5 2 15 3" fill="none" stroke="#369" stroke-width="2"/></svg>')
@@ -299,6 +291,7 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
     (staging / "_static").mkdir(exist_ok=True)
     (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
     (staging / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
+    (staging / "_static" / "icons.css").write_text(ICON_CSS, encoding="utf-8")
     toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
@@ -310,15 +303,13 @@ _REMOTE = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=[\"']
 def remote_assets(site: Path) -> list[str]:
     """``file: tag`` for every script, stylesheet, image or frame in ``site``'s HTML that loads
     from another host (a plain ``<a href>`` loads nothing)."""
-    found = []
-    for page in sorted(site.rglob("*.html")):
-        text = page.read_text(encoding="utf-8")
-        for m in _REMOTE.finditer(text):
-            found.append(f"{page.relative_to(site)}: {text[m.start():text.find('>', m.start()) + 1][:160]}")
-    return found
+    pages = {page: page.read_text(encoding="utf-8") for page in sorted(site.rglob("*.html"))}
+    return [f"{page.relative_to(site)}: {text[m.start():text.find('>', m.start()) + 1][:160]}"
+            for page, text in pages.items() for m in _REMOTE.finditer(text)]
 
 
 _IMG = re.compile(r"<img\b[^>]*>", re.I)
+_FONTAWESOME = re.compile(r"<script\b[^>]*fontawesome\.js[^>]*>\s*</script>\s*", re.I)
 
 
 def _alt_fixed(tag: str, title: str) -> str:
@@ -331,15 +322,18 @@ def _alt_fixed(tag: str, title: str) -> str:
     return tag.replace(alt.group(0), new) if alt else f"{tag[:4]} {new}{tag[4:]}"
 
 
-def fix_alt_text(site: Path) -> None:
-    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt text."""
+def slim_pages(site: Path) -> None:
+    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt
+    text, and remove the Font Awesome script (:data:`ICON_CSS` draws its icons) from every page and the site."""
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
         title = html.unescape(m.group(1).split("—")[0].strip()) if m else page.stem
-        new = _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text)
+        new = _FONTAWESOME.sub("", _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text))
         if new != text:
             page.write_text(new, encoding="utf-8")
+    for script in site.glob("_static/scripts/fontawesome.js*"):
+        script.unlink()
 
 
 def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
@@ -379,7 +373,7 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
         if proc.returncode != 0 or not (html_dir / "index.html").exists():
             tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
             raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
-        fix_alt_text(html_dir)
+        slim_pages(html_dir)
         if remote := remote_assets(html_dir):
             raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
         for junk in [*html_dir.rglob("*.map"), html_dir / ".buildinfo"]:  # source maps (3 MB): for debuggers

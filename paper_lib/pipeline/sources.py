@@ -1,19 +1,17 @@
-"""What a run reads, checked before and after it runs: the sha256 of the source and the ``paper_lib`` files
-it imports (:func:`read_hashes`, :func:`changed_since`: a file saved while ``make`` ran it), and an edit
-made only in the paired ``.ipynb``, which the runner would ignore (:func:`paired_difference`).
-Our design: the paper is silent."""
+"""What a run reads, checked before and after it runs: the sha256 of the source and the ``paper_lib`` files it
+imports (:func:`read_hashes`, :func:`changed_since`: a file saved while ``make`` ran it), and an edit made only in
+the paired ``.ipynb``, which the runner would ignore (:func:`paired_difference`). Our design: the paper is silent."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from .deps import dependencies
+from .deps import dependencies, digest
 from .failures import rel
 
 
 def _sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return digest(path)
     except FileNotFoundError:
         return None
 
