@@ -55,7 +55,9 @@ def make_executed(root):
             "text/markdown": "| model | acc |\n|---|---|\n| BiGRU without <unk> training | 0.5 |"})]
         nb.cells = [nbformat.v4.new_markdown_cell(f"# Notebook {name}: a title\n\nThe paper claims X; `<unk>` "
                                                   "is the GRU's unknown word, and so is <unk>."),
-                    params, injected, one, nbformat.v4.new_markdown_cell("## Panels"), two, md_out,
+                    params, injected, one, nbformat.v4.new_markdown_cell(
+                        "## Panels\n\nRead by `paper_lib.probes.matched_filter_identity_accuracy_at_every_lag`."),
+                    two, md_out,
                     nbformat.v4.new_code_cell("")]
         nbformat.write(nb, executed / f"{name}.ipynb")
         (figures / name).mkdir(parents=True)

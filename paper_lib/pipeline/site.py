@@ -234,9 +234,10 @@ BOOK_CONFIG = {
 }
 
 
-# At a phone's width (390 px) a long code name or word breaks, an image shrinks to the column, a wide
-# table scrolls within itself. Jupyter Book links every stylesheet in the book's _static/.
+# At a phone's width (390 px) a long code name (Sphinx keeps it on one line) or word breaks, an image
+# shrinks to the column, a wide table scrolls within itself. Jupyter Book links every stylesheet in the book's _static/.
 NARROW_CSS = """code, .pre { overflow-wrap: anywhere; word-break: break-word; }
+code span.pre { white-space: normal; }
 article img { max-width: 100%; height: auto; }
 article table { display: block; max-width: 100%; overflow-x: auto; }
 article :is(h1, h2, h3, h4, p, li) { overflow-wrap: break-word; }
