@@ -116,7 +116,8 @@ def test_make_lab_copies_what_is_missing_and_never_overwrites_a_tweak(clone, cap
 
 
 def test_a_lab_copy_says_it_is_the_copy():
-    src = "x = 1\n# Tweak these in your copy, lab/05_a.py (`make lab`); a change here is the new default, to commit.\ny = 2\n"
+    src = ("x = 1\n# Tweak these in your copy, lab/05_a.py (`make lab`); a change here is the new default, "
+           "to commit.\ny = 2\n")
     assert lab.lab_text(src) == ("x = 1\n# Your copy (git ignores lab/): tweak these here; notebooks/05_a.py keeps the "
                                  "defaults.\ny = 2\n")
     assert lab.lab_text("x = 1\n") == "x = 1\n"

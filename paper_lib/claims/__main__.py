@@ -1,10 +1,11 @@
 """``python -m paper_lib.claims report|site --profile cpu``: the report and the site of every claim.
 
 ``report`` writes ``REPORT.md`` from every notebook's ``metrics.json`` (and, at a profile whose
-report refreshes it, the README's table, and marks the figures of undecided claims in each
-notebook's published HTML; ``--out PATH`` writes the report there and leaves the rest alone); ``site`` builds the static site from the executed notebooks. Both hand the
-claims of :mod:`paper_lib.claims.registry` to the plumbing. Every expected error is one line on
-stderr and exit status 2.
+report refreshes it, the README's table) and marks the figures of undecided claims in each
+notebook's published HTML; ``--out PATH`` writes the report there and leaves the rest alone.
+``site`` builds the static site from the executed notebooks. Both hand the claims of
+:mod:`paper_lib.claims.registry` to the plumbing. Every expected error is one line on stderr and
+exit status 2.
 """
 from __future__ import annotations
 
