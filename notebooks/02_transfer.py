@@ -394,7 +394,7 @@ display(Markdown(
 # text (no role label). 8 sentences form one document; every lag is scored on the same tokens.
 #
 # A linear probe is a lower bound on what a state holds. Two upper-bound readers decide the lag row
-# (`paper_lib.fresh_oracle`, `paper_lib.experiments.lag_stage`; the rule was written before this run):
+# (`paper_lib.bounds.fresh_oracle`, `paper_lib.experiments.lag_stage`; the rule was written before this run):
 # - **the closed-form decoder of the bank**: its 0.5 trace is invertible (the units a word switches
 #   on are exactly those at or above 0.5; peel the word off, `h_{t-1} = 2 h_t - a_t`, repeat), so
 #   it reads the word at any lag until float32 rounding reaches the threshold (green in the curves);

@@ -32,7 +32,7 @@
 #
 # **What decides the claim.** The paper's mechanism is that fixed, data-independent
 # decay loses what learned, input-dependent selection keeps. That needs three things in the same
-# setting: (1) the **trace oracle** (`paper_lib.oracle`), the best reader we can fit of one fixed
+# setting: (1) the **trace oracle** (`paper_lib.bounds.oracle`), the best reader we can fit of one fixed
 # trace bank alone (SPEN's rates and width, fixed random embeddings, a bilinear reader of the
 # traces and the query key): what it recovers, the traces hold (up to its own capacity: rank,
 # non-orthogonal embeddings, a finite fit); (2) a **learned recurrence of equal state**, a GRU
@@ -73,7 +73,7 @@ import seaborn as sns
 from IPython.display import display
 from tqdm.auto import tqdm
 
-from paper_lib.claims.recall import CLAIMS, RECALL_SOLVED, recall_solved
+from paper_lib.claims.recall import CLAIMS, MODEL_WORDS, RECALL_SOLVED, recall_solved
 from paper_lib.experiments import associative_recall as ar
 from paper_lib.experiments import recall_tables as rt
 from paper_lib.pipeline.markdown import Markdown
@@ -82,6 +82,7 @@ from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
+from paper_lib.stopping import STOP_WORDS, learning_curves
 
 t_start = time.perf_counter()
 use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
@@ -95,8 +96,9 @@ display(Markdown(
     f"Task: {S.n_keys} keys, {S.n_values} values, `N` in {list(S.n_pairs)} pairs (the hardest standard setting is "
     f"**N = {HARD}**), up to {S.n_queries} queries per sequence, {S.seq_len} tokens, "
     f"{'one token per pair' if S.single_hop else 'key then value'}, answer {S.delay} token(s) after the query key. "
-    f"Every model: {S.n_layer} blocks, width {S.d_model}, at most {S.steps} steps x {S.batch_size} sequences "
-    f"(stopped once validation accuracy reaches {S.solved_stop:g} at every `N`, checked every {S.check_every} steps), "
+    f"Every model: {S.n_layer} blocks, width {S.d_model}, {S.batch_size} sequences a step, trained until the one "
+    f"stopping rule stops it (solved at {S.stop.solved:g} held out, flat: less than {S.stop.tol:g} gained over "
+    f"{S.stop.patience} checks {S.stop.check_every} steps apart, never on the chance loss; at most {S.steps} steps), "
     f"{len(S.seeds)} seeds; test: {S.test_sequences} fresh sequences per `N`."))
 
 # %% [markdown]
@@ -133,12 +135,13 @@ display(lr_trials.pivot(index="model", columns="lr", values="val_accuracy").roun
 
 # %%
 with tqdm(total=len(S.models) * len(S.seeds), desc="panel 1: pairs (runs)") as bar:
-    by_pairs = ar.run_pairs(S, lrs, progress=bar)
+    by_pairs, pair_curves = ar.run_pairs(S, lrs, progress=bar)
 chance = ar.baselines(S)
-out.save_data(by_pairs[["model", "n_pairs", "d_model", "seed", "accuracy", "lr", "steps"]], "recall_by_pairs")
-display(Markdown("Optimiser steps each run took (at most "
-                 f"{S.steps}; fewer where it solved the task on validation; the oracle: its own fit):"))
-display(by_pairs.drop_duplicates(["model", "seed"]).pivot(index="model", columns="seed", values="steps"))
+out.save_data(by_pairs[["model", "n_pairs", "d_model", "seed", "accuracy", "lr", "steps", "stop"]], "recall_by_pairs")
+out.save_data(pair_curves, "recall_learning_curves")
+display(Markdown(f"Why each run stopped, and after how many steps (at most {S.steps}; the oracle: its own fit, at "
+                 f"most {S.oracle_steps}):"))
+display(rt.stop_table(by_pairs))
 order = list(dict.fromkeys(list(S.models) + list(S.width_models) + list(S.distance_models)))
 palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
 
@@ -191,6 +194,32 @@ display(Markdown(rt.pairs_paragraph(by_pairs, S, informative) + (
             "trace-bounded readers cannot be told from a failure of SPEN's recipe.") if ta else "")))
 
 # %% [markdown]
+# ## Panel 1's learning curves, and why each run stopped
+# Every run trains until the one stopping rule stops it (`paper_lib.stopping`): solved, flat, or at
+# its step cap, and never while its training loss sits on the chance loss, the loss of the best
+# answer that ignores the keys (each value with its share of the sequence's pairs). Left: the
+# training loss with that chance line; right: the mean validation accuracy over `N`; the legend
+# says why each seed's run stopped. A verdict never rests on a run cut at its cap: the rules read
+# these reasons (`recall_cut_<model>_improving`, `_plateau`).
+
+# %%
+pc = pair_curves[pair_curves.d_model == S.d_model]
+pc = (pc.groupby(["model", "seed", "step"]).agg(train_loss=("train_loss", "first"), heldout=("val_accuracy", "mean"))
+      .reset_index().rename(columns={"model": "arm"}))
+first = by_pairs[by_pairs.d_model == S.d_model].drop_duplicates(["model", "seed"])
+reasons = {(r.model, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}" for r in first.itertuples()}
+fig = learning_curves(pc, list(S.models), MODEL_WORDS, reasons, {f"keys ignored ({ar.chance(S):.2f} nats)": ar.chance(S)},
+                      palette)
+fig.suptitle(f"Panel 1's learning curves (width {S.d_model}), one line per seed, with why it stopped", fontsize=10)
+fig.tight_layout()
+stamp(fig, profile, len(S.seeds), None, note="one line per seed")
+out.save_figure(fig, "recall_learning_curves", title="Panel 1's learning curves and stop reasons",
+                alt="Training loss with the keys-ignored chance line (left) and mean validation accuracy over N (right) "
+                    "against the optimiser step, one row per model of panel 1, one line per seed labelled with why its "
+                    "run stopped.")
+plt.show()
+
+# %% [markdown]
 # ## Panel 2: capacity, the largest `N` recalled against the state size
 # Zoology's figure: for each model and width, the largest `N` recalled at 0.9 or more, against
 # the numbers of state per sequence (`recall_capacity.csv`: `model, state_size, n_star, seed`).
@@ -207,10 +236,10 @@ display(Markdown(rt.pairs_paragraph(by_pairs, S, informative) + (
 widths = [w for w in S.widths if w != S.d_model]
 with tqdm(total=len(widths) * len(S.width_models) * len(S.width_seeds), desc="panel 2: widths (runs)") as bar:
     by_width = pd.concat([by_pairs[by_pairs.model.isin(S.width_models)]]
-                         + [ar.run_pairs(S, lrs, d_model=w, models=S.width_models, progress=bar, seeds=S.width_seeds)
+                         + [ar.run_pairs(S, lrs, d_model=w, models=S.width_models, progress=bar, seeds=S.width_seeds)[0]
                             for w in widths], ignore_index=True)
 by_width = by_width.sort_values(["model", "d_model", "seed", "n_pairs"])
-out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "steps", "parameters", "state_size"]],
+out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "steps", "stop", "parameters", "state_size"]],
               "recall_by_width")
 cap = rt.capacity_table(by_width)
 out.save_data(cap[["model", "state_size", "n_star", "seed"]], "recall_capacity")

@@ -53,7 +53,7 @@
 # accuracies where it stopped.
 #
 # A linear probe that misses a token says nothing about the traces, so the same bank is also read
-# by **the oracle** (`paper_lib.oracle.fit_lag_oracle`): the best reader we fit on the fixed
+# by **the oracle** (`paper_lib.bounds.oracle.fit_lag_oracle`): the best reader we fit on the fixed
 # traces alone, one MLP per lag (`oracle.layers` hidden layers of `oracle.hidden` ReLU units),
 # trained on fresh sequences with Adam and early-stopped on a held-out split, at every vocabulary
 # of the learned states up to the rule's (`boundary_map.oracle_vocab_sizes`), at every seed in the
@@ -94,6 +94,7 @@ from tqdm.auto import tqdm
 
 from paper_lib.claims.boundary import CLAIMS
 from paper_lib.experiments import boundary_map as bm
+from paper_lib.experiments import depth_runs as dr
 from paper_lib.models.depth_probe import FIXED_ARMS, INPUT_DEPENDENT_ARMS
 from paper_lib.pipeline.markdown import Markdown
 from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
@@ -101,6 +102,9 @@ from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
+from paper_lib.stopping import STOP_WORDS, learning_curves
+
+LEARNED_WORDS = {"gru": "GRU (equal state)", "scan": "selective scan (equal state)"}
 
 t_start = time.perf_counter()
 use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
@@ -113,13 +117,13 @@ display(Markdown(
     f"{S.vocab_sizes[0] / S.d_model:g} to {S.vocab_sizes[-1] / S.d_model:g}), {S.n_classes} classes, lags "
     f"{list(S.lags)}, banks {dict(S.banks)}, {len(S.seeds)} seeds (learned states {list(S.learned_states)}: "
     f"{len(S.gru_seeds)} seeds at vocabularies {list(S.gru_vocab_sizes)}, trained at lags "
-    f"{list(bm.learned_lags(S))}, at most {S.gru_steps} steps, stopped after {S.gru_patience} checks of "
-    f"{S.gru_eval_every} steps without a gain of {S.gru_min_gain:g} in held-out accuracy; {S.workers} worker "
-    f"process(es), one thread each). Panel B: arms {list(S.arms)}, depths {list(S.depths)}, widths "
-    f"{list(S.widths)}, {S.n_states} states, {S.n_inputs} fresh tokens, {S.depth_batch} examples a step until "
-    f"every seed reaches min(copy, state) >= {S.depth_criterion:g}, or at most {S.depth_steps} steps"
-    + (f" (a seed short of it stops after {S.depth_patience} steps without a gain of {S.depth_min_gain:g})"
-       if S.depth_patience else "") + f"; carry gates' bias {S.gate_bias:g}; {len(S.seeds)} seeds."))
+    f"{list(bm.learned_lags(S))}, until flat by the one stopping rule (less than {S.gru_stop.tol:g} gained over "
+    f"{S.gru_stop.patience} checks of {S.gru_stop.check_every} steps, never on the chance loss), at most "
+    f"{S.gru_steps} steps; {S.workers} worker process{'es' if S.workers != 1 else ''}, one thread each). Panel B: "
+    f"arms {list(S.arms)}, depths {list(S.depths)}, widths {list(S.widths)}, {S.n_states} states, {S.n_inputs} "
+    f"fresh tokens, {S.depth_batch} examples a step until the stopping rule stops each seed: min(copy, state) >= "
+    f"{S.depth_criterion:g} (solved), less than {S.depth_min_gain:g} gained over {S.depth_patience} evaluations "
+    f"(flat), or {S.depth_steps} steps; carry gates' bias {S.gate_bias:g}; {len(S.seeds)} seeds."))
 
 # %% [markdown]
 # ## Panel A: decodability over lag and vocabulary / width
@@ -129,11 +133,12 @@ display(Markdown(
 # *lose identity* if the oracle's identity is below the learned state's with 95% CIs apart; they
 # *keep structure* if the oracle's class is not below the learned state's so. Its controls: the
 # positive one, the GRU keeps identity at the smallest lag and vocabulary (linear probe,
-# decodability >= 0.5) and the learned state each contrast reads stopped on a plateau of its
-# held-out accuracy in every seed (`time_converged_gru`, `time_converged_scan`); the negative one, the oracle reads no identity at the largest lag
-# (`time_identity_oracle_far`, upper 95% CI at most 0.05), where the traces weigh the token least; and
-# the oracle is an upper bound only where its identity and structure readers at the cell stopped on a
-# plateau (`time_oracle_converged`).
+# decodability >= 0.5), and every learned state the contrast reads trained until flat (the one
+# stopping rule, `paper_lib.stopping`: a state cut at its step cap, still learning or never off the
+# chance loss, makes the row "not attributable", `time_cut_<state>_improving`, `_plateau`); the
+# negative one, the oracle reads no identity at the largest lag (`time_identity_oracle_far`, upper 95%
+# CI at most 0.05), where the traces weigh the token least; and the oracle is an upper bound only where
+# its identity and structure readers at the cell were not cut (`time_cut_oracle_improving`, `_plateau`).
 # What panel A does not do yet: the learned states run at three vocabularies (their cells elsewhere
 # are blank) and are trained at lags up to 8 (beyond, the map shows what such a state keeps
 # untrained); the structural label is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
@@ -148,7 +153,7 @@ display(Markdown(
 
 # %%
 with tqdm(total=len(bm.time_jobs(S)), desc="panel A: (state, vocabulary, seed)") as bar:
-    time_map = bm.run_time_map(S, bar)
+    time_map, learned_curves = bm.run_time_map(S, bar)
 closed = pd.concat([bm.closed_form_map(S, b).assign(bank=b) for b in S.banks], ignore_index=True)
 out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
@@ -217,7 +222,7 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # %% [markdown]
 # ## Panel A at the rule's vocabulary: the linear probe, the oracle and the learned states over lag
 # The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
-# fixed traces alone, `paper_lib.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
+# fixed traces alone, `paper_lib.bounds.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
 # sequences with Adam and early-stopped on a held-out split), beside the GRU and the selective
 # scan of equal state, each read by the linear probe and by its own trained heads (a linear read-out
 # trained with the state: the learned state's reading the contrast uses, weaker than the oracle's MLP,
@@ -225,20 +230,13 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # What the oracle reads, the traces hold; what it misses may be its own limit (its capacity is
 # in the settings: `oracle.layers` hidden layers of `oracle.hidden` units).
 #
-# **Is the oracle converged?** Measured once outside the notebook (seed 0, vocabulary 256, lags 1,
-# 2, 200), with early stopping after 4 checks of 25 steps it read identity 0.07 at lag 1 and 0.065
-# at lag 2; with a patience of 40 checks and 3,000 steps, 0.67 and 0.095, both still rising at the
-# last step. An oracle cut short gives a lower bound, so the fit never stops before
-# `oracle.min_steps` and stops only after `oracle.patience` checks without a gain; a reader that
-# runs all `oracle.max_steps` was still improving, and the report's gate then says "not
-# informative" (`time_oracle_converged`, per seed) rather than let a lower bound under 0.10 pass
-# for "the traces lost identity". A cpu run with a shorter fit (at least 500 steps, a patience of
-# 8 checks, at most 1,500) read identity 0.085 +- 0.022 at the rule's cell, its lag-2 readers
-# stopping after 675 to 875 steps; the fit now runs at least 1,000 steps and stops after 12 checks
-# (300 steps) without a gain, at most 3,000. Measured once outside the notebook with this fit (seed
-# 0, vocabulary 256, at most 2,500 steps): identity at lag 2 0.078, its reader stopping on a plateau
-# at 1,275 steps (0.075 with the old fit). The contrast reads the oracle's identity and its class,
-# so the gate asks both readers at the cell to have stopped on a plateau, in every seed.
+# **Is the oracle converged?** Each reader of the oracle trains until the one stopping rule stops it:
+# at least `oracle.min_steps` steps, then flat once its validation accuracy gains less than
+# `oracle.tol` over `oracle.patience` checks (40 held-out sequences, standard error below the
+# tolerance), never while its loss is on the chance loss (the entropy of its labels), at most
+# `oracle.max_steps`. Why each reader at the rule's cell stopped is in `time_map.csv` (`stop`); the
+# row reads it (`time_cut_oracle_*`), so a reader cut at its cap, whose reading is a lower bound,
+# cannot pass for "the traces lost identity".
 
 # %%
 V_rule = bm.rule_vocab_size(S)
@@ -274,17 +272,34 @@ table_a = (time_map[time_map.lag.isin([min(lags), bm.RULE_LAG, max(lags)])]
            .groupby(["state", "target", "ratio", "lag"]).decodability.mean().unstack("lag").round(3).reset_index())
 out.save_table(table_a, "time_map_summary")
 display(table_a)
-learned_steps = (time_map[time_map.state.isin(S.learned_states)].groupby(["state", "vocab_size", "seed"]).steps.first()
-                 .unstack("seed"))
-display(Markdown(f"**Were the learned states converged?** Steps each ran before its held-out accuracy stopped gaining "
-                 f"(at most {S.gru_steps}; a run that used them all was still improving):\n\n"
-                 + learned_steps.astype(int).to_markdown()))
+out.save_data(learned_curves, "time_learning_curves")
+runs = time_map[time_map.state.isin(S.learned_states)].drop_duplicates(["state", "vocab_size", "seed"])
+display(Markdown(f"**Were the learned states trained until flat?** Why each run stopped, and when (at most "
+                 f"{S.gru_steps} steps):"))
+display(runs.assign(state=runs.state.map(LEARNED_WORDS), why=[f"{STOP_WORDS[w]} at {n:,}" for w, n in zip(
+    runs.stop, runs.steps, strict=True)]).pivot(index=["state", "vocab_size"], columns="seed", values="why")
+        .rename(columns=lambda c: f"seed {c}").reset_index())
+lc = learned_curves[learned_curves.vocab_size == V_rule].rename(columns={"state": "arm"})
+reasons = {(r.state, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}" for r in runs[runs.vocab_size == V_rule].itertuples()}
+fig = learning_curves(lc, [k for k in S.learned_states if k in set(lc.arm)], LEARNED_WORDS, reasons,
+                      {"chance (uniform guesses)": float(np.log(V_rule) + np.log(S.n_classes)) / 2},
+                      {"gru": "tab:green", "scan": "tab:blue"})
+fig.suptitle(f"Panel A's learned states at vocabulary {V_rule}: training curves and why each run stopped", fontsize=10)
+fig.tight_layout()
+stamp(fig, profile, len(S.gru_seeds), None, note="held-out: mean accuracy of the heads at lags up to the rule's")
+out.save_figure(fig, "time_learning_curves", title="Panel A's learned states: learning curves and stop reasons",
+                alt=f"Training loss with the chance line (left) and held-out head accuracy (right) against the step for "
+                    f"the GRU and the selective scan at vocabulary {V_rule}, one line per seed labelled with why its run "
+                    "stopped.")
+plt.show()
 
 # %% [markdown]
 # ## Panel B: the residual stream across depth
 # Every (arm, depth, width) is trained at every seed (independent copies, the same batches for
-# every arm) until every seed has reached the criterion or stopped gaining, or at most
-# `depth_steps`. The accuracies are those at the run's last evaluation (after early stopping).
+# every arm) until the one stopping rule stops each seed: it reaches the criterion (solved), its
+# min(copy, state) accuracy gains less than `depth_min_gain` over `depth_patience` evaluations (flat),
+# or `depth_steps` (its cap: still improving, or never off the chance loss). The accuracies are those
+# at the evaluation where each seed stopped.
 #
 # The report row reads the deepest depth at both widths. Its controls: the positive one, some arm
 # keeps both the copy and the state at the shallowest depth (the task is learnable at this budget),
@@ -296,9 +311,9 @@ display(Markdown(f"**Were the learned states converged?** Steps each ran before 
 
 # %%
 with tqdm(total=len(S.widths) * len(S.depths) * len(S.arms), desc="panel B: (arm, depth, width)") as bar:
-    curves = bm.run_depth_map(S, bar)
+    curves = dr.run_depth_map(S, bar)
 out.save_data(curves, "depth_curves")
-final = bm.depth_final(curves, S)
+final = dr.depth_final(curves, S)
 out.save_data(final, "depth_final")
 palette = dict(zip(S.arms, sns.color_palette("tab10", len(S.arms)), strict=True))
 fixed_style = {a: "--" if a in FIXED_ARMS else "-" for a in S.arms}
@@ -371,22 +386,19 @@ table_b = (final.groupby(["d_model", "arm", "n_layer"])[["copy_acc", "state_acc"
            .join(final.groupby(["d_model", "arm", "n_layer"]).stopped_at.max()).reset_index())
 out.save_table(table_b, "depth_table")
 display(table_b)
-short = final[final.steps_to_criterion >= S.depth_steps].groupby(["d_model", "arm", "n_layer"]).stopped_at.max()
-rise = []
-for (d, arm, L), stop in short.items():
-    c = curves[(curves.arm == arm) & (curves.n_layer == L) & (curves.d_model == d)]
-    both = np.minimum(c.copy_acc, c.state_acc).groupby(c.step).mean()
-    rise.append({"d_model": d, "arm": arm, "n_layer": L, "stopped at": stop,
-                 "last": round(both.iloc[-1], 3), "gain over its last 1,000 steps":
-                 round(both.iloc[-1] - both[both.index <= stop - 1000].iloc[-1], 3) if stop > 1000 else np.nan})
-display(Markdown("Runs short of the criterion (a large gain over their last 1,000 steps means still learning at this "
-                 "budget):\n\n" + (pd.DataFrame(rise).to_markdown(index=False) if rise else "none")))
+short = final[final.stop != "solved"]
+display(Markdown("Seeds that did not reach the criterion, and why each stopped (flat: it had stopped gaining; "
+                 "cut at its cap: still learning, or never off the chance loss, 2 ln 16 nats):\n\n"
+                 + (short.assign(why=[f"{STOP_WORDS[w]} at {n:,}" for w, n in zip(short.stop, short.stopped_at,
+                                                                                  strict=True)])
+                    .pivot(index=["d_model", "arm", "n_layer"], columns="seed", values="why")
+                    .rename(columns=lambda c: f"seed {c}").to_markdown() if len(short) else "none")))
 
 # %% [markdown]
 # ## Metrics and verdicts
 
 # %%
-metrics = {**bm.time_metrics(time_map, S), **bm.depth_metrics(curves, S)}
+metrics = {**bm.time_metrics(time_map, S), **dr.depth_metrics(curves, S)}
 path = out.write_metrics({k: [float(v) for v in vals] for k, vals in metrics.items()})
 display(Markdown(
     f"Wrote `{path.relative_to(out.root)}` ({len(metrics)} metrics). The notebook took "

@@ -50,6 +50,8 @@ _PAPER_GRAMMAR = {"data": {"n_train": 10000, "n_test": 2000, "n_test_B": 2000}, 
                   "probe_max_iter": 200, "n_clusters": 256, "spcn": {"n_columns": 16, "epochs": 5},
                   "bigru": {"epochs": 10}}
 
+_SMOKE_ARM = {"max_steps": 4, "batch_size": 8}  # one small model of notebook 07 at smoke
+
 _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves nothing
     "grammar_probe": merged(_SMOKE_GRAMMAR, {"backprop": {"epochs": 1}, "rules": ["pghu", "none"],
                                              "n_unlabelled_B": 60, "n_heldout_B": 30, "codes": {"bp_epochs": 1},
@@ -57,6 +59,7 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
     "transfer": merged(_SMOKE_GRAMMAR, {
         "bigru_word_dropouts": [0.0], "timescale_seeds": [0, 1], "workers": 1,
         "lag": {"gru": {"epochs": 1}, "oracle": {"hidden": 32, "max_steps": 20, "min_steps": 0, "eval_every": 5,
+                                                 "tol": 0.2,
                                                  "val_sequences": 8, "batch_sequences": 4}},
         "agreement": {"n_train": 150, "n_test": 300, "epochs": 2}}),
     "lm": _SMOKE_LM,
@@ -71,20 +74,22 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                            "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
                            "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "distance_distractors": 4,
                            "distance_steps": 4, "oracle_rank": 16, "oracle_steps": 4, "width_seeds": [0],
-                           "seeds": [0, 1], "workers": 1},
+                           "stop": {"check_every": 2, "tol": 0.2}, "seeds": [0, 1], "workers": 1},
     "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
                      "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4, 32], "gru_seeds": [0],
-                     "gru_steps": 3, "gru_batch": 4, "depths": [2, 4], "widths": [8], "depth_steps": 4,
-                     "depth_batch": 8, "eval_every": 2, "eval_examples": 32, "seeds": [0, 1],
-                     "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0},
+                     "gru_steps": 3, "gru_batch": 4, "gru_stop": {"check_every": 2, "tol": 0.2}, "depths": [2, 4],
+                     "widths": [8], "depth_steps": 4, "depth_batch": 8, "eval_every": 2, "eval_examples": 32,
+                     "depth_min_gain": 0.2, "seeds": [0, 1],
+                     "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0, "tol": 0.2},
                      "workers": 1},
-    "update_recall": {"gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0],
-                      "panel_models": ["scan", "transformer"], "d_state": 12, "d_embed": 8, "d_hidden": 16,
-                      "spen_d_model": 4, "transformer_d_model": 16, "max_steps": 4, "min_steps": 0,
-                      "warmup_steps": 1, "check_every": 2, "patience": 1, "val_sequences": 8,
-                      "test_sequences": 16, "calibration_steps": 2, "bound_samples": 200, "bayes_samples": 20,
-                      "oracle": {"hidden": 8, "batch_size": 20, "max_steps": 4, "check_every": 2, "patience": 1,
-                                 "val_sequences": 16}, "workers": 1},
+    "update_recall": merged({k: _SMOKE_ARM for k in ("scan", "lti_scan", "gru", "transformer")}, {
+        "gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0], "panel_models": ["scan", "transformer"],
+        "d_state": 12, "d_embed": 8, "d_hidden": 16, "spen": {**_SMOKE_ARM, "d_model": 4},
+        "transformer": {"d_model": 16}, "curriculum": {"delay_steps": 1, "gap_every": 1},
+        "stop": {"check_every": 2, "patience": 1, "tol": 0.2}, "val_sequences": 8, "test_sequences": 16,
+        "calibration_steps": 2, "bound_samples": 200, "bayes_samples": 20,
+        "oracle": {"hidden": 8, "batch_size": 20, "max_steps": 4, "val_sequences": 16},
+        "family": {"grid": 3, "draws": 20, "top": 2, "top_draws": 20, "final_draws": 50}, "workers": 1}),
 }
 _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language models
     "grammar_probe": merged(_PAPER_GRAMMAR, {"n_unlabelled_B": 2000, "fresh_seeds": list(range(10, 15))}),
@@ -114,12 +119,14 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
                      "train_sequences": 512, "test_sequences": 128, "gru_vocab_sizes": [8, 32, 128, 512, 2048],
                      "gru_seeds": [0, 1, 2, 3, 4], "gru_steps": 2000, "depths": [4, 8, 16, 32], "widths": [32, 64, 128],
                      "n_inputs": 16, "depth_steps": 5000, "seeds": [0, 1, 2, 3, 4]},
-    "update_recall": {"sigmas": [0.0, 0.005, 0.01, 0.02, 0.05], "seeds": [0, 1, 2, 3, 4], "panel_seeds": [0, 1, 2],
-                      "panel_models": ["scan", "gru", "spen", "transformer"], "val_sequences": 512,
-                      "calibration_steps": 2000, "min_steps": 2000, "max_steps": 20000, "test_sequences": 8192,
-                      "bound_samples": 200_000,
-                      "bayes_samples": 20_000, "check_every": 250, "patience": 4,
-                      "oracle": {"max_steps": 40000, "lr_drops": 2, "check_every": 250, "val_sequences": 2048}},
+    "update_recall": merged({k: {"max_steps": 20000, "warmup_steps": 1000} for k in ("scan", "lti_scan", "gru", "spen",
+                                                                                     "transformer")}, {
+        "sigmas": [0.0, 0.005, 0.01, 0.02, 0.05], "seeds": [0, 1, 2, 3, 4], "panel_seeds": [0, 1, 2],
+        "panel_models": ["scan", "lti_scan", "gru", "spen", "transformer"], "val_sequences": 2048,
+        "calibration_steps": 8000, "test_sequences": 8192, "bound_samples": 200_000, "bayes_samples": 20_000,
+        "stop": {"check_every": 250, "patience": 8, "tol": 0.005},
+        "oracle": {"max_steps": 40000, "val_sequences": 2048},
+        "family": {"grid": 20, "draws": 2000, "top": 20, "top_draws": 20_000, "final_draws": 200_000}}),
 }
 
 

@@ -19,16 +19,19 @@ paper gives no training recipe.
 Checkpoints: :mod:`paper_lib.checkpoint`. One language-model run from settings (model, data,
 this loop, evaluation) and the command line are :mod:`paper_lib.lm_recipe`
 (``torchrun --nproc_per_node 8 -m paper_lib.lm_recipe --profile paper --model spen --out runs/spen``).
-Notebook 05 uses :func:`make_optimizer` and :func:`lr_at` with its own loss, so every model of
-the house is trained with one AdamW and one warmup-cosine schedule.
+The small models of notebooks 05 to 07 and the oracles train on fresh batches with
+:func:`train_until_flat` (the same AdamW and schedule, stopped by :mod:`paper_lib.stopping`), so every
+model of the house is trained with one AdamW, one warmup-cosine schedule and one stopping rule.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -39,6 +42,7 @@ from torch import nn
 from .checkpoint import checkpoint_meta, latest_checkpoint, load_checkpoint, save_checkpoint
 from .pipeline.atomic import atomic_path
 from .pipeline.settings import check_fields, setting
+from .stopping import Stopper
 
 
 @dataclass
@@ -126,6 +130,67 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
     no_decay = [p for p in params if p.ndim < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, foreach=False)
+
+
+# --------------------------------------------------------------------------- small models, until flat
+
+def train_until_flat(model: nn.Module, step_loss: Callable[[int], torch.Tensor],
+                     heldout: Callable[[], Mapping[str, float]], cfg: TrainConfig, stopper: Stopper) -> list[dict]:
+    """Train a small model on fresh batches until the one stopping rule stops it (:mod:`paper_lib.stopping`).
+
+    The house's recipe: AdamW (``cfg.betas``, ``cfg.weight_decay`` on matrices), linear warmup over
+    ``cfg.warmup_steps`` then cosine decay to ``cfg.min_lr_frac * cfg.lr`` at ``cfg.steps`` (the cap,
+    ``stopper.max_steps``), gradients clipped at ``cfg.grad_clip``. Every ``stopper.rule.check_every``
+    steps, and at the cap, ``heldout()`` gives accuracies on a fixed held-out set (fractions, e.g. one
+    per gap); their mean is the run's held-out accuracy, the training loss is the mean since the last
+    check, and the stopper decides. The weights of the best held-out accuracy are kept (restored at
+    the end; eval mode). Our design: the paper gives no recipe.
+
+    Args:
+        step_loss: ``step_loss(step)`` -> the loss (nats, a scalar tensor) of step ``step``'s batch (1-based).
+        heldout: -> ``{name: accuracy}`` on the held-out set (the model in eval mode; the loop resets it).
+
+    Returns:
+        the curve, one row per check: ``step, lr, train_loss`` (nats), every held-out accuracy by
+        name and ``heldout`` (their mean); ``stopper.reason`` and ``stopper.steps`` say why and when it stopped.
+
+    Raises:
+        ValueError: ``cfg.steps`` differs from ``stopper.max_steps``.
+    """
+    if cfg.steps != stopper.max_steps:
+        raise ValueError(f"the schedule ends at {cfg.steps} steps but the stopper's cap is {stopper.max_steps}")
+    opt = make_optimizer(model, cfg)
+    curve, losses, best, step = [], [], None, 0
+    model.train()
+    for step in range(1, cfg.steps + 1):
+        lr = lr_at(step - 1, cfg)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        loss = step_loss(step)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        losses.append(float(loss.detach()))
+        if step % stopper.rule.check_every and step < cfg.steps:
+            continue
+        model.eval()
+        with torch.no_grad():
+            parts = dict(heldout())
+        model.train()
+        score, train_loss = sum(parts.values()) / len(parts), sum(losses) / len(losses)
+        losses = []
+        done = stopper.update(step, train_loss, score)
+        curve.append({"step": step, "lr": lr, "train_loss": train_loss, **parts, "heldout": score})
+        if stopper.improved[0] or best is None:
+            best = copy.deepcopy(model.state_dict())
+        if done:
+            break
+    stopper.finish(step)
+    model.load_state_dict(best)
+    model.eval()
+    return curve
 
 
 # --------------------------------------------------------------------------- training

@@ -1,6 +1,8 @@
 """Notebook 05's experiment module and the GRU language model it adds to build_model."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 import torch
@@ -64,12 +66,14 @@ def test_gru_lm_is_registered_with_its_state_width():
 def test_training_solves_one_pair_and_scores_only_answers():
     """One pair, answer at the blank after the query: any model that learns to copy the only value
     gets it right; chance among the 8 values is 0.125. A GRU learns it in a few hundred steps."""
-    s = ar.settings_for("smoke", {"steps": 300, "warmup_steps": 10, "batch_size": 32, "delay": 1})
+    s = ar.settings_for("smoke", {"steps": 300, "warmup_steps": 10, "batch_size": 32, "delay": 1,
+                                  "stop": {"check_every": 50, "tol": 0.04}, "val_sequences": 256})
     t = MQARTask(n_keys=8, n_values=8, n_queries=1, seq_len=6, delay=1)
     model = ar.build("gru", s, t.vocab_size, d_model=32, seq_len=6, seed=0)
-    model, loss, ran = ar.train_recall(model, t, [1], s, lr=1e-2, steps=s.steps, seed=0)
+    model, curve, stop = ar.train_recall(model, t, [1], s, lr=1e-2, steps=s.steps, seed=0)
     acc = ar.accuracy_by_pairs(model, t, [1], 256, ar.TEST_SEED)
-    assert acc[1] > 0.9 and loss < 0.5 and ran == 250           # solved by the check at step 250: it stops there
+    assert acc[1] > 0.9 and curve[-1]["train_loss"] < math.log(8) and stop.reason == "solved"
+    assert stop.steps[0] == curve[-1]["step"] < 300             # solved at a check: it stops there
 
 
 class _Lookup(nn.Module):
@@ -93,17 +97,21 @@ class _Lookup(nn.Module):
         return logits, loss
 
 
-def test_a_run_stops_once_it_solves_the_task_on_validation():
-    """A model that solves the task stops at the first check; one that does not runs every step."""
-    s = ar.settings_for("smoke", {"check_every": 3, "val_sequences": 32})
+def test_a_run_stops_once_it_solves_the_task_and_never_on_the_chance_loss():
+    """A model that solves the task stops at the first check; one that always answers the first value
+    (worse than the keys-ignored guess: on the chance loss) runs to its cap, never stopped as flat."""
+    s = ar.settings_for("smoke", {"stop": {"check_every": 3, "patience": 1, "tol": 0.2}, "val_sequences": 32})
     t = MQARTask(n_keys=8, n_values=8, n_queries=4, seq_len=16, delay=1, single_hop=True)
     solver = _Lookup(t, solve=True)
     assert ar.accuracy_by_pairs(solver, t, [2, 4], 64, ar.TEST_SEED) == {2: 1.0, 4: 1.0}
-    assert ar.train_recall(solver, t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2] == 3
-    guesser = _Lookup(t, solve=False)
-    assert ar.train_recall(guesser, t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2] == 10
-    never = ar.settings_for("smoke", {"check_every": 3, "val_sequences": 32, "solved_stop": 1.5})
-    assert ar.train_recall(_Lookup(t, solve=True), t, [2, 4], never, lr=1e-3, steps=10, seed=0)[2] == 10
+    stop = ar.train_recall(solver, t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2]
+    assert (stop.reason, stop.steps[0]) == ("solved", 3)
+    stop = ar.train_recall(_Lookup(t, solve=False), t, [2, 4], s, lr=1e-3, steps=10, seed=0)[2]
+    assert (stop.reason, stop.steps[0]) == ("never_left_plateau", 10)
+    never = ar.settings_for("smoke", {"stop": {"check_every": 3, "patience": 2, "tol": 0.2, "solved": 1.5},
+                                      "val_sequences": 32})
+    stop = ar.train_recall(_Lookup(t, solve=True), t, [2, 4], never, lr=1e-3, steps=10, seed=0)[2]
+    assert stop.reason == "flat" and stop.steps[0] == 9          # off the plateau, no gain over two checks
 
 
 class _Oracle(nn.Module):
@@ -131,15 +139,20 @@ def test_accuracy_by_distance_bins_answers():
 def test_recall_metrics_names_and_values():
     s = ar.settings_for("smoke", {"models": ["spen_linear", "transformer"], "n_pairs": [2, 4],
                                   "width_models": ["spen_linear"], "distance_models": ["transformer"]})
-    rows = [{"model": m, "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": acc}
+    rows = [{"model": m, "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": acc,
+             "stop": "solved" if m == "transformer" else "cap_while_improving" if seed else "flat"}
             for m, acc in (("spen_linear", 0.5), ("transformer", 1.0)) for n in (2, 4) for seed in s.seeds]
     rows[0]["accuracy"] = 0.75                                  # spen_linear, N = 2, first seed
-    rows.append({"model": "transformer", "n_pairs": 4, "d_model": 99, "seed": 0, "accuracy": 0.0})  # another width
+    rows.append({"model": "transformer", "n_pairs": 4, "d_model": 99, "seed": 0, "accuracy": 0.0, "stop": "flat"})
     m = ar.recall_metrics(pd.DataFrame(rows), s, {2: 0.6, 4: 0.4})
     assert set(m) == {"recall_acc_spen_linear", "recall_acc_transformer", "recall_acc_transformer_2",
                       "recall_acc_transformer_4", "recall_acc_spen_2", "recall_acc_spen_4",
                       "recall_drop_transformer", "recall_drop_spen", "recall_baseline_2", "recall_baseline_4",
-                      "recall_state_gru", "recall_state_spen"}
+                      "recall_state_gru", "recall_state_spen", "recall_cut_spen_linear_improving",
+                      "recall_cut_spen_linear_plateau", "recall_cut_transformer_improving",
+                      "recall_cut_transformer_plateau"}
+    assert m["recall_cut_spen_linear_improving"] == [0.0] + [1.0] * (len(s.seeds) - 1)   # seeds after the first: cut
+    assert m["recall_cut_transformer_improving"] == m["recall_cut_transformer_plateau"] == [0.0] * len(s.seeds)
     assert m["recall_baseline_4"] == [0.4] and m["recall_state_gru"] == m["recall_state_spen"] == [2 * 3 * s.d_model]
     assert m["recall_acc_transformer"] == [1.0] * len(s.seeds) and m["recall_acc_spen_4"] == [0.5] * len(s.seeds)
     assert m["recall_drop_spen"] == [0.25] + [0.0] * (len(s.seeds) - 1) and m["recall_drop_transformer"] == [0.0] * len(s.seeds)
@@ -154,8 +167,8 @@ def test_spen_selective_holds_a_learned_state_equal_to_the_traces():
     again = ar.build("spen_selective", s, V, d_model=16, seed=3)
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
     assert ar.state_size("spen_selective", s, d_model=16) == s.n_layer * 2 * 3 * 16
-    rows = [{"model": "spen_selective", "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": 0.5}
-            for n in s.n_pairs for seed in s.seeds]
+    rows = [{"model": "spen_selective", "n_pairs": n, "d_model": s.d_model, "seed": seed, "accuracy": 0.5,
+             "stop": "flat"} for n in s.n_pairs for seed in s.seeds]
     m = ar.recall_metrics(pd.DataFrame(rows), ar.settings_for("smoke", {"models": ["spen_selective", ar.ORACLE],
                                                                         "width_models": [], "distance_models": []}))
     assert m["recall_acc_spen_selective_4"] == [0.5] * len(s.seeds)
@@ -170,12 +183,12 @@ def test_worker_processes_give_the_same_rows_as_one_process():
     few = {"width_models": ["spen_linear"], "distance_models": ["transformer"]}
     s = ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, **few})
     jobs = [("pairs", m, s.d_model, seed, 1e-3) for m in s.models for seed in s.seeds]
-    one = ar.run_jobs(s, jobs)
-    two = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3, "workers": 2,
-                                                **few}),
-                      jobs)
-    assert len(one) == len(jobs) * len(s.n_pairs)
-    assert pd.DataFrame(one).equals(pd.DataFrame(two))
+    one, curves = ar.run_jobs(s, jobs)
+    two, again = ar.run_jobs(ar.settings_for("smoke", {"models": ["transformer", "spen_linear"], "steps": 3,
+                                                       "workers": 2, **few}), jobs)
+    assert len(one) == len(jobs) * len(s.n_pairs) and {r["stop"] for r in one} <= {"never_left_plateau", "flat",
+                                                                                 "cap_while_improving", "solved"}
+    assert pd.DataFrame(one).equals(pd.DataFrame(two)) and pd.DataFrame(curves).equals(pd.DataFrame(again))
 
 
 def _distance_rows(acc_near: dict, acc_far: dict) -> pd.DataFrame:

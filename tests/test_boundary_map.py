@@ -13,9 +13,11 @@ import torch.nn.functional as F
 from paper_lib.claims.boundary import CLAIMS, depth_dilution, depth_learnable, structure_outlives_identity
 from paper_lib.ema import ema_traces
 from paper_lib.experiments import boundary_map as bm
+from paper_lib.experiments import depth_runs as dr
 from paper_lib.models.depth_probe import ARMS, DepthProbe, chain_states, chain_table
 from paper_lib.pipeline.report import decide, summarise
 from paper_lib.probes import lag_decodability, matched_filter_identity_accuracy, trace_lag_weights
+from paper_lib.stopping import REASONS
 
 
 def test_trace_lag_weights_are_the_ema_impulse_response():
@@ -193,20 +195,22 @@ def test_report_rows_decide_from_notebook_metrics():
     t = summarise({"time_identity_oracle": [0.08, 0.09, 0.1], "time_structure_oracle": [0.27, 0.3, 0.25],
                    "time_identity_gru_heads": [0.97, 0.96, 0.98], "time_structure_gru_heads": [1.0, 1.0, 1.0],
                    "time_identity_scan_heads": [0.18, 0.2, 0.17], "time_structure_scan_heads": [0.5, 0.48, 0.47],
-                   "time_identity_gru_easy": [0.95, 0.97, 0.96], "time_converged_gru": [1, 1, 1],
-                   "time_converged_scan": [0, 0, 0], "time_oracle_converged": [1, 1, 1],
-                   "time_identity_oracle_far": [0.0, 0.004, -0.002]})
+                   "time_identity_gru_easy": [0.95, 0.97, 0.96], "time_identity_oracle_far": [0.0, 0.004, -0.002],
+                   **{f"time_cut_{w}_{k}": [0, 0, 0] for w in ("gru", "scan", "oracle") for k in ("improving", "plateau")}})
     verdict = decide(claim, t, "cpu")
     assert verdict.holds == "partly" and "the traces lose structure too" in verdict.reason
     t["time_structure_oracle"] = {"mean": 0.99, "ci95": 0.01, "n": 3}
     assert decide(claim, t, "cpu").holds == "yes"
     for name, value, why in (("time_identity_gru_easy", 0.3, "even the learned state does not keep it"),
-                             ("time_converged_gru", 2 / 3, "still improving at its last step in 1 of 3 seeds"),
-                             ("time_oracle_converged", 0.0, "the oracle of the fixed traces was still improving"),
                              ("time_identity_oracle_far", 0.2, "the negative control reads 0.200")):
         cut = {**t, name: {"mean": value, "ci95": 0.0, "n": 3}}
         gated = decide(claim, cut, "cpu")
         assert gated.holds == "not informative at this budget" and why in gated.reason, (name, gated)
+    for name, why in (("time_cut_scan_improving", "the selective scan was still learning at its step cap in 1 of 3"),
+                      ("time_cut_oracle_plateau", "the oracle of the fixed traces never left the chance loss in 1 of 3"),
+                      ("time_cut_gru_improving", "the GRU was still learning at its step cap in 1 of 3 seeds")):
+        v = decide(claim, {**t, name: {"mean": 1 / 3, "ci95": 0.5, "n": 3}}, "cpu")
+        assert v.holds == "not attributable at this budget" and why in v.reason, (name, v)
     assert "Strongest" not in claim.controls and claim.controls.startswith("positive:")
 
 
@@ -224,7 +228,7 @@ def test_settings_and_determinism():
     s = bm.settings_for("smoke")
     with pytest.raises(ValueError, match="unknown arm"):
         bm.settings_for("smoke", {"arms": ["plain", "sum"]})
-    a, b = bm.run_depth(s, "highway", 2, 8), bm.run_depth(s, "highway", 2, 8)
+    a, b = dr.run_depth(s, "highway", 2, 8), dr.run_depth(s, "highway", 2, 8)
     assert a.equals(b) and set(a.seed) == set(s.seeds)
     t1, t2 = bm.time_map_bank(s, 4, 0), bm.time_map_bank(s, 4, 0)
     assert t1.equals(t2) and set(t1.state) == {"bank_paper", "bank_slow"}
@@ -252,7 +256,8 @@ def test_oracle_map_at_the_rule_cell_repeats_and_gives_the_gate_its_metric():
     assert len(m["time_identity_oracle_slow"]) == len(s.seeds)       # every seed here, as run
     far = both[(both.state == "oracle_paper") & (both.target == "identity") & (both.lag == max(s.lags))]
     assert m["time_identity_oracle_far"] == far.sort_values("seed").decodability.tolist()   # the negative control
-    assert set(m["time_oracle_converged"]) <= {0.0, 1.0} and len(m["time_oracle_converged"]) == len(s.seeds)
+    assert set(m["time_cut_oracle_improving"]) | set(m["time_cut_oracle_plateau"]) <= {0.0, 1.0}
+    assert len(m["time_cut_oracle_improving"]) == len(s.seeds) and set(o1.stop) <= set(REASONS)
     with pytest.raises(ValueError, match="oracle_vocab_sizes, oracle_banks and oracle_map_seeds must be subsets"):
         bm.settings_for("smoke", {"oracle_vocab_sizes": [5]})
     with pytest.raises(ValueError, match=r"and seeds \[0, 1\]$"):
@@ -288,20 +293,24 @@ def test_selective_scan_reader_starts_as_a_multi_rate_bank_and_is_input_dependen
 
 def test_learned_states_train_alike_and_repeat():
     s = bm.settings_for("smoke")
-    a, b = bm.time_map_gru(s, 4, 0, "scan"), bm.time_map_gru(s, 4, 0, "scan")
-    assert a.equals(b) and set(a.state) == {"scan", "scan_heads"} and len(a) == 2 * len(s.lags) + 2 * len(bm.learned_lags(s))
+    (a, ca), (b, cb) = bm.time_map_gru(s, 4, 0, "scan"), bm.time_map_gru(s, 4, 0, "scan")
+    assert a.equals(b) and ca.equals(cb) and set(a.state) == {"scan", "scan_heads"}
+    assert len(a) == 2 * len(s.lags) + 2 * len(bm.learned_lags(s)) and list(ca.step) == [2, 3]   # a check, the cap
     assert set(bm.time_metrics(a, s)) == {"time_identity_scan", "time_structure_scan", "time_identity_scan_easy",
-                                          "time_steps_scan", "time_converged_scan", "time_identity_scan_heads",
-                                          "time_structure_scan_heads"}
-    assert a.steps.eq(s.gru_steps).all() and bm.time_metrics(a, s)["time_converged_scan"] == [0.0]  # 3 steps: cut short
+                                          "time_steps_scan", "time_cut_scan_improving", "time_cut_scan_plateau",
+                                          "time_identity_scan_heads", "time_structure_scan_heads"}
+    m = bm.time_metrics(a, s)
+    assert a.steps.eq(s.gru_steps).all() and m["time_cut_scan_improving"] + m["time_cut_scan_plateau"] == [0.0, 1.0] \
+        or m["time_cut_scan_improving"] + m["time_cut_scan_plateau"] == [1.0, 0.0]               # 3 steps: cut
     with pytest.raises(ValueError, match="unknown learned state 'lstm'"):
         bm.train_gru(s, 4, 0, "lstm")
     with pytest.raises(ValueError, match="unknown learned state"):
         bm.settings_for("smoke", {"learned_states": ["gru", "lstm"]})
     jobs = bm.time_jobs(s)
     assert [j[0] for j in jobs].count("scan") == len(s.gru_vocab_sizes) * len(s.gru_seeds)
-    df = bm.run_time_map(s.__class__(**{**s.__dict__, "vocab_sizes": (4,), "oracle_vocab_sizes": (4,),
-                                        "seeds": (0,), "gru_seeds": (0,), "learned_states": ("scan",)}))
+    df, curves = bm.run_time_map(s.__class__(**{**s.__dict__, "vocab_sizes": (4,), "oracle_vocab_sizes": (4,),
+                                                "seeds": (0,), "gru_seeds": (0,), "learned_states": ("scan",)}))
+    assert set(curves.state) == {"scan"} and set(curves.seed) == {0}
     assert list(dict.fromkeys(df.state)) == ["bank_paper", "bank_slow", "scan", "scan_heads", "oracle_paper"]  # jobs' order
     whole = bm.time_map_oracle(s, 4, 0)                                # one call, or one job per fit: the same rows
     pd.testing.assert_frame_equal(df[df.state.str.startswith("oracle")].reset_index(drop=True)[whole.columns], whole,
@@ -324,17 +333,8 @@ def test_time_contrast_rule_can_say_yes_partly_no():
         r(_m(oi=(0.1, 0.02), os=(0.5, 0.02)))
 
 
-def test_time_controls_gate_as_stated():
-    from paper_lib.claims.boundary_rules import learned_converged, reads_nothing
-    gate = learned_converged((("gi", "gs", "gc"), ("si", "ss", "sc")))
-    both = dict(gi=(0.9, 0.01), gs=(1.0, 0.0), si=(0.2, 0.02), ss=(0.5, 0.02))
-    assert gate(_m(**both, gc=(1.0, 0.0), sc=(0.0, 0.0))) is None     # the scan sets no contrast: it may be cut short
-    why = gate(_m(**both, gc=(2 / 3, 0.5), sc=(1.0, 0.0)))
-    assert "identity contrast reads (gi) was still improving at its last step in 1 of 3 seeds" in why
-    assert "structure contrast reads (ss)" in gate(_m(**{**both, "ss": (1.0, 0.0), "gs": (0.9, 0.0)},
-                                                       gc=(1.0, 0.0), sc=(0.0, 0.0)))
-    assert "no gc" in gate(_m(**both))
-    assert "no learned state" in gate({})
+def test_the_negative_control_gate():
+    from paper_lib.claims.boundary_rules import reads_nothing
     assert reads_nothing("f")(_m(f=(0.01, 0.02))) is None                      # 0.03 <= 0.05
     assert "upper 95% CI 0.070 > 0.05" in reads_nothing("f")(_m(f=(0.03, 0.04)))
     assert "did not run" in reads_nothing("f")({})
@@ -368,19 +368,22 @@ def test_depth_rule_reads_steps_and_forgetting_at_both_widths():
     assert r(_m(**_steps(fast_highway, kept), **_steps(fast_highway, kept, "_d16")))[0] == "no"
     plain_fast = {**fast_highway, "plain": (800, 100)}                         # the fixed residual as fast
     assert r(_m(**_steps(plain_fast, forget), **_steps(plain_fast, forget, "_d16")))[0] == "no"
+    cut = {**both, "depth_cut_decay_16_d16_improving": (1 / 3, 0.5)}            # F reads an arm still learning
+    word, why = r(_m(**cut))
+    assert word == "not attributable at this budget" and "the decay arm at d_model 16 was still learning" in why
 
 
-def test_depth_runs_stop_at_the_criterion_or_on_a_plateau():
+def test_depth_runs_stop_by_the_one_rule_and_record_why():
     s = bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2})
-    reach = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 0.0}),
+    reach = dr.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 0.0}),
                          "plain", 2, 8)
-    assert reach.step.max() == 2                                      # every seed at the criterion: the first check
-    stall = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 1.0,
-                                                   "depth_patience": 4, "depth_min_gain": 1.0}), "plain", 2, 8)
-    assert stall.step.max() == 4                                      # no gain of 1.0 for 4 steps after step 0
-    full = bm.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 1.0,
-                                                  "depth_patience": 0}), "plain", 2, 8)
-    assert full.step.max() == 40 and set(full.seed) == set(s.seeds)  # patience 0: the whole budget
+    assert reach.step.max() == 2 and set(reach[reach.stop != ""].stop) == {"solved"}   # every seed at the first check
+    stall = dr.run_depth(bm.settings_for("smoke", {"depth_steps": 40, "eval_every": 2, "depth_criterion": 1.0,
+                                                   "depth_patience": 2, "depth_min_gain": 1.0}), "plain", 2, 8)
+    stops = stall[stall.stop != ""]
+    assert len(stops) == len(s.seeds) and set(stops.stop) <= {"flat", "never_left_plateau"}
+    assert all(st == "never_left_plateau" or step >= 6 for st, step in zip(stops.stop, stops.step, strict=True))
+    assert set(stall.seed) == set(s.seeds) and stall.step.max() <= 40
 
 
 def test_depth_final_reads_the_stop_and_the_first_step_at_the_criterion():
@@ -389,26 +392,31 @@ def test_depth_final_reads_the_stop_and_the_first_step_at_the_criterion():
     for d, steps in ((16, (0, 100, 200)), (8, (0, 100, 200, 300))):
         for step in steps:
             for seed, acc in ((0, min(1.0, 0.5 + step / 400)), (1, 0.3)):   # seed 0 reaches 0.9 at step 200
+                stop = ("solved" if seed == 0 and step == 200 and d == 16 else "flat" if seed == 0 and step == 300
+                        else "cap_while_improving" if seed == 1 and step == steps[-1] else "")
                 rows.append({"arm": "plain", "n_layer": 4, "d_model": d, "seed": seed, "step": step,
-                             "copy_acc": 1.0, "state_acc": acc, "state_acc_mean": acc})
+                             "copy_acc": 1.0, "state_acc": acc, "state_acc_mean": acc, "stop": stop})
     curves = pd.DataFrame(rows)
-    final = bm.depth_final(curves, s).set_index(["d_model", "seed"])
+    final = dr.depth_final(curves, s).set_index(["d_model", "seed"])
     assert final.loc[(16, 0), "steps_to_criterion"] == 200 and final.loc[(16, 1), "steps_to_criterion"] == 300
     assert final.loc[(16, 0), "stopped_at"] == 200 and final.loc[(8, 0), "both_acc"] == 1.0   # at its own stop
-    m = bm.depth_metrics(curves, s)
+    assert final.loc[(8, 0), "stop"] == "flat" and final.loc[(16, 1), "stop"] == "cap_while_improving"
+    m = dr.depth_metrics(curves, s)
     assert m["depth_steps_to_criterion_plain_4"] == [200.0, 300.0]                 # headline width: no suffix
     assert m["depth_state_acc_plain_4_d8"] == [1.0, 0.3] and "depth_copy_acc_plain_4_d8" in m
+    assert m["depth_cut_plain_4_improving"] == [0.0, 1.0] and m["depth_cut_plain_4_d8_plateau"] == [0.0, 0.0]
 
 
-def test_oracle_counts_as_converged_only_where_both_readers_stopped_before_the_cap():
-    s = bm.settings_for("smoke", {"oracle": {"max_steps": 100}})
+def test_the_oracle_is_cut_where_either_reader_at_the_rule_cell_was():
+    s = bm.settings_for("smoke")
     V = bm.rule_vocab_size(s)
     rows = [{"state": "oracle_paper", "target": t, "lag": bm.RULE_LAG, "vocab_size": V, "ratio": V / s.d_model,
-             "seed": sd, "decodability": 0.1, "steps": steps}
-            for sd, (i_steps, s_steps) in enumerate(((60, 80), (60, 100))) for t, steps in
-            (("identity", i_steps), ("structure", s_steps))]
+             "seed": sd, "decodability": 0.1, "steps": 60, "stop": stop}
+            for sd, stops in enumerate((("flat", "solved"), ("flat", "cap_while_improving"), ("never_left_plateau",
+                                                                                              "flat")))
+            for t, stop in zip(("identity", "structure"), stops, strict=True)]
     m = bm.time_metrics(pd.DataFrame(rows), s)
-    assert m["time_oracle_converged"] == [1.0, 0.0]               # seed 1's structure reader ran to the cap
+    assert m["time_cut_oracle_improving"] == [0.0, 1.0, 0.0] and m["time_cut_oracle_plateau"] == [0.0, 0.0, 1.0]
 
 
 def test_depth_row_without_steps_says_which_metric_is_missing():

@@ -1,8 +1,9 @@
-"""The house's layering (issue "One house"): no import loop, no import against the wings.
+"""The house's layering: no import loop, no import against the wings.
 
 Wings, from the bottom: ``pipeline`` (profiles, runner, provenance, report, stats: knows no
 science, and names no metric of the claims) <- the mechanisms (``ema``, ``hebbian``) <-
-``predictors`` <- ``models`` <- ``data``, training and evaluation <- the language-model recipe
+``predictors`` <- ``models`` <- ``data``, training and evaluation <- ``bounds`` (the oracles and
+bounds of what a fixed state holds, and their resource model) <- the language-model recipe
 (``lm_recipe``) <- ``experiments`` (one per notebook; none imports another). ``claims`` (what
 decides: the report's rows, their rules, the metrics' words) reads the plumbing and the
 predictors' facts and is read by the experiments and the notebooks only. The test reads every module's imports with ``ast``: at
@@ -104,6 +105,23 @@ def test_pipeline_imports_no_science(module):
 def test_mechanisms_models_and_data_import_no_experiment(module):
     bad = sorted(i for i in GRAPH[module] if _wing(i) == "experiments" or i in ("paper_lib.train", "paper_lib.lm_recipe"))
     assert not bad, f"{module} imports {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) == "bounds"))
+def test_the_bounds_read_mechanisms_data_and_training_only(module):
+    """The oracles and bounds (what a fixed state can hold at most) import no experiment, claim or recipe."""
+    bad = sorted(i for i in GRAPH[module] if _wing(i) in ("experiments", "claims") or i == "paper_lib.lm_recipe")
+    assert not bad, f"{module} (bounds) imports {bad}"
+
+
+def test_every_oracle_and_bound_lives_in_the_bounds_wing():
+    import re
+
+    loose = sorted(m for m in MODULES if _wing(m) != "bounds"
+                   and re.search(r"oracle|bound(?!ary)|noise_budget", m.rsplit(".", 1)[-1]))
+    assert not loose, f"oracles or bounds outside paper_lib/bounds/: {loose}"
+    assert {"oracle", "fresh_oracle", "update_oracle", "update_bound", "bank_family", "noise_budget"} <= {
+        m.rsplit(".", 1)[-1] for m in MODULES if _wing(m) == "bounds"}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _wing(m) == "experiments" and m.count(".") == 2))

@@ -3,9 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from paper_lib.experiments import associative_recall, grammar_probe, predictor_ablation, spen_train, transfer
+from paper_lib.experiments import (
+    associative_recall,
+    boundary_map,
+    grammar_probe,
+    predictor_ablation,
+    spen_train,
+    transfer,
+    update_recall,
+)
 
-MODULES = [grammar_probe, transfer, spen_train, predictor_ablation, associative_recall]
+MODULES = [grammar_probe, transfer, spen_train, predictor_ablation, associative_recall, boundary_map, update_recall]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
@@ -41,6 +49,15 @@ def test_every_profile_passes_its_own_checks(module, profile):
     (predictor_ablation, {"predictors": ["linear", 2]}, "predictor_ablation.predictors=['linear', 2]: must be a list of strings"),
     (associative_recall, {"distance_gap": [1]}, "associative_recall.distance_gap=[1]: must be a list of 2 values"),
     (associative_recall, {"lrs": [1e-3, "x"]}, "associative_recall.lrs=[0.001, 'x']: must be a list of numbers"),
+    (associative_recall, {"stop": {"tol": 0}}, "associative_recall.stop.tol=0: must be a finite number > 0"),
+    (update_recall, {"spen": {"alphas": [1.5, 0.1]}}, "update_recall.spen.alphas=[1.5, 0.1]: every value must be > 0 "
+     "and <= 1"),
+    (update_recall, {"scan": {"lr": 0}}, "update_recall.scan.lr=0: must be a finite number > 0"),
+    (update_recall, {"lti_scan": {"max_steps": 0}}, "update_recall.lti_scan.max_steps=0: must be an integer >= 1"),
+    (update_recall, {"curriculum": {"gap_every": -1}}, "update_recall.curriculum.gap_every=-1: must be an integer >= 0"),
+    (update_recall, {"transformer": {"d_modl": 32}}, "unknown setting(s) update_recall.transformer.d_modl; allowed: lr, "
+     "max_steps, batch_size, warmup_steps, min_lr_frac, weight_decay, d_model"),
+    (boundary_map, {"gru_stop": {"patience": 0}}, "boundary_map.gru_stop.patience=0: must be an integer >= 1"),
 ])
 def test_a_value_that_does_not_fit_its_field_is_one_line_before_anything_runs(module, overrides, message):
     with pytest.raises(ValueError) as err:
@@ -111,6 +128,10 @@ def test_the_ema_rates_are_one_checked_field_in_every_notebook():
             module.settings_for("cpu", overrides)
         assert str(err.value) == message
     assert associative_recall.settings_for("cpu", {"spen": {"alphas": [0.5, 0.05]}}).spen.alphas == (0.5, 0.05)
+    s = update_recall.settings_for("cpu", {"spen": {"alphas": [0.5, 0.05]}, "scan": {"lr": 1e-3}})
+    assert s.spen.alphas == (0.5, 0.05) and s.scan.lr == 1e-3 and s.gru.lr == 3e-3      # one name: SPEN's and the bank's
+    with pytest.raises(ValueError, match=r"did you mean update_recall.spen.alphas\?"):
+        update_recall.settings_for("cpu", {"alphas": [0.5]})
     kept = boundary_map.settings_for("cpu", {"banks": {"paper": [0.5, 0.1, 0.02]}}).banks
     assert kept == {"paper": (0.5, 0.1, 0.02), "slow": (0.2, 0.02, 0.005)}                       # slow is kept
     added = boundary_map.settings_for("cpu", {"banks": {"fast": [0.9]}}).banks

@@ -4,14 +4,15 @@ from __future__ import annotations
 import pytest
 import torch
 
+from paper_lib.bounds.noise_budget import trace_gain
+from paper_lib.bounds.update_oracle import UpdateOracleConfig, fit_update_oracle, oracle_features
 from paper_lib.data.update_recall import UpdateTask, sample_update
 from paper_lib.ema import ema_traces
 from paper_lib.experiments import update_recall as ur
 from paper_lib.models.noisy_states import NoisyAttention, NoisyGRULM, NoisyScanLM, NoisySPENBlock
 from paper_lib.models.spen import SPENConfig
 from paper_lib.models.transformer import CausalSelfAttention, TransformerConfig
-from paper_lib.noise_budget import trace_gain
-from paper_lib.update_oracle import UpdateOracleConfig, fit_update_oracle, oracle_features
+from paper_lib.stopping import StopRule
 
 A = (0.5, 0.1, 0.02)
 
@@ -65,16 +66,38 @@ def test_oracle_features_and_a_short_fit():
     b = sample_update(task, 2, 5, 0)
     x = oracle_features(b, task, A, 0.02, 1, 3)
     assert x.shape == (5, 3 * 81 + 8 * 3 + 8 + 3) and (x[:, -3:].argmax(1) == 1).all()
-    cfg = UpdateOracleConfig(hidden=8, batch_size=10, max_steps=6, check_every=2, patience=1, val_sequences=8)
-    _, curve, info = fit_update_oracle(task, (2, 8), A, 0.02, cfg, seed=0)
-    assert {r["gap"] for r in curve} == {2, 8} and info["steps"] <= 6 and set(info) == {2, 8, "steps"}
+    cfg = UpdateOracleConfig(hidden=8, batch_size=10, max_steps=6, val_sequences=8)
+    _, curve, info = fit_update_oracle(task, (2, 8), A, 0.02, cfg, seed=0, rule=StopRule(check_every=2, patience=1,
+                                                                                         tol=0.2))
+    assert {r["gap"] for r in curve} == {2, 8} and info["steps"] <= 6 and set(info) == {"steps", "stop"}
+    assert info["stop"] in ("never_left_plateau", "cap_while_improving", "flat")
+    with pytest.raises(ValueError, match="held-out set of 16 examples has a standard error up to 0.1250"):
+        fit_update_oracle(task, (2, 8), A, 0.02, cfg, seed=0)                       # the default rule's tol 0.01
 
 
 def test_settings_state_sizes_and_errors():
     s = ur.settings_for("cpu")
-    assert [ur.state_size(m, s) for m in (ur.ORACLE, "scan", "gru", "spen")] == [243, 243, 243, 240]
+    assert [ur.state_size(m, s) for m in (ur.ORACLE, "scan", "lti_scan", "gru", "spen")] == [243, 243, 243, 243, 240]
     assert ur.state_size("transformer", s) == 2 * 2 * 64 * (10 + 64 + 2)
-    with pytest.raises(ValueError, match="must be one of sigmas"):
+    with pytest.raises(ValueError, match=r"^update_recall.sigma=0.03: must be one of sigmas \[0.0, 0.005, 0.02\] "
+                                         r"\(add it there\)$"):
         ur.settings_for("cpu", {"sigma": 0.03})
     with pytest.raises(ValueError, match="unknown model"):
         ur.settings_for("cpu", {"models": ["lstm"]})
+    with pytest.raises(ValueError, match=r"validation set \(val_sequences x gaps\) of 1280 examples"):
+        ur.settings_for("cpu", {"val_sequences": 256})
+
+
+def test_the_scans_last_state_in_closed_form_is_the_recurrence():
+    x = sample_update(UpdateTask(), 8, 4, 0).inputs
+    for selective in (True, False):
+        m = NoisyScanLM(81, d_embed=8, d_state=12, d_hidden=8, sigma=0.05, selective=selective)
+        e = m.embed(x)
+        torch.manual_seed(3)
+        want = m.states(e)[:, -1]
+        torch.manual_seed(3)
+        assert torch.allclose(m.last_state(e), want, atol=1e-5)
+    lti = NoisyScanLM(81, d_embed=8, d_state=12, d_hidden=8, selective=False)
+    assert not hasattr(lti, "rate") and lti.rate_logit.shape == (12,)              # one learned rate per channel
+    a = torch.sigmoid(lti._rates_and_writes(torch.randn(2, 5, 8))[0])
+    assert torch.equal(a, a[:1, :1].expand_as(a))                                   # the same at every step and input

@@ -8,16 +8,8 @@ import math
 import pytest
 import torch
 
-from paper_lib.data.update_recall import (
-    UpdateBatch,
-    UpdateTask,
-    any_value_baseline,
-    keys_ignored_baseline,
-    sample_update,
-)
-from paper_lib.ema import ema_traces
-from paper_lib.noise_budget import bank_read, dense_sigma, noise_var, noisy_traces, trace_gain, write_gain
-from paper_lib.update_bound import (
+from paper_lib.bounds.noise_budget import bank_read, dense_sigma, noise_var, noisy_traces, trace_gain, write_gain
+from paper_lib.bounds.update_bound import (
     analytic_block,
     bayes_latest,
     genie_latest,
@@ -26,6 +18,14 @@ from paper_lib.update_bound import (
     slot_profiles,
     update_bound,
 )
+from paper_lib.data.update_recall import (
+    UpdateBatch,
+    UpdateTask,
+    any_value_baseline,
+    keys_ignored_baseline,
+    sample_update,
+)
+from paper_lib.ema import ema_traces
 
 A = (0.5, 0.1, 0.02)
 TASK = UpdateTask()

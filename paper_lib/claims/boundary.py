@@ -13,11 +13,11 @@ import re
 
 from ..pipeline.labels import Labels
 from ..pipeline.report import Claim, Claims
-from ..pipeline.rules import Gate, Metrics, Rule, first_gate
+from ..pipeline.rules import Gate, Metrics, Rule, first_gate, unless_cut
 from ..pipeline.rules import ci as _ci
 from ..pipeline.rules import mean as _m
 from ..pipeline.rules import sizes as _sizes
-from .boundary_rules import depth_carry_selection, learned_converged, reads_nothing, traces_keep_structure
+from .boundary_rules import depth_carry_selection, reads_nothing, traces_keep_structure
 
 # --------------------------------------------------------------------------- the metrics and their words
 
@@ -38,7 +38,8 @@ METRICS: dict[str, dict[str, str]] = {"06_boundary_map": {
     "time_structure_scan": "structural class from the selective scan's state (equal size)",
     "time_identity_oracle": "token identity, best reader of the fixed traces (oracle)",
     "time_structure_oracle": "structural class, best reader of the fixed traces (oracle)",
-    "time_oracle_converged": "oracle fit converged (share of seeds)",
+    "time_cut_{who}_improving": "{who} cut at its step cap while still improving, rule's cell (share of seeds)",
+    "time_cut_{who}_plateau": "{who} never left the chance loss, rule's cell (share of seeds)",
     "time_identity_oracle_slow": "token identity, best reader of the slow trace bank (oracle)",
     "time_structure_oracle_slow": "structural class, best reader of the slow trace bank (oracle)",
     "time_identity_gru_heads": "token identity, the GRU read by its own heads",
@@ -46,17 +47,21 @@ METRICS: dict[str, dict[str, str]] = {"06_boundary_map": {
     "time_identity_scan_heads": "token identity, the selective scan read by its own heads",
     "time_structure_scan_heads": "structural class, the selective scan read by its own heads",
     "time_identity_oracle_far": "token identity at the largest lag, oracle (negative control)",
-    "time_converged_gru": "GRU stopped on a plateau (share of seeds)",
-    "time_converged_scan": "selective scan stopped on a plateau (share of seeds)",
-    "time_steps_gru": "GRU training steps before early stopping",
-    "time_steps_scan": "selective scan training steps before early stopping",
+    "time_steps_gru": "GRU training steps before it stopped",
+    "time_steps_scan": "selective scan training steps before it stopped",
     "depth_{target}_acc_{arm}_{L}": "{arm}, {target} at L={L}",
     "depth_{target}_acc_{arm}_{L}_d{d}": "{arm}, {target} at L={L}, d_model {d}",
     "depth_steps_to_criterion_{arm}_{L}": "{arm}, steps to the criterion at L={L}",
     "depth_steps_to_criterion_{arm}_{L}_d{d}": "{arm}, steps to the criterion at L={L}, d_model {d}",
+    "depth_cut_{arm}_{L}_improving": "{arm} cut at its step cap while still improving at L={L} (share of seeds)",
+    "depth_cut_{arm}_{L}_plateau": "{arm} never left the chance loss at L={L} (share of seeds)",
+    "depth_cut_{arm}_{L}_d{d}_improving": "{arm} cut at its step cap while still improving at L={L}, d_model {d} "
+                                          "(share of seeds)",
+    "depth_cut_{arm}_{L}_d{d}_plateau": "{arm} never left the chance loss at L={L}, d_model {d} (share of seeds)",
 }}
 """What notebook 06 writes (a name in braces is a field), with the words a reader sees for it."""
 NOT_AT_SMOKE = frozenset({"depth_{target}_acc_{arm}_{L}_d{d}", "depth_steps_to_criterion_{arm}_{L}_d{d}",
+                          "depth_cut_{arm}_{L}_d{d}_improving", "depth_cut_{arm}_{L}_d{d}_plateau",
                           "time_identity_oracle_slow", "time_structure_oracle_slow"})
 """Metrics of :data:`METRICS` a smoke run does not write: it runs one width of panel B (a width's
 own suffix ``_d<d_model>`` marks every width but the headline one), and the slow bank's oracle
@@ -64,6 +69,7 @@ only where ``oracle_banks`` names that bank (the cpu budget reads the paper's ba
 
 LABELS = Labels(METRICS["06_boundary_map"], {
     "arm": DEPTH_ARMS, "L": r"\d+", "d": r"\d+",
+    "who": {"gru": "GRU", "scan": "selective scan", "oracle": "oracle of the fixed traces"},
     "target": {"both": "first token and state", "copy": "first token", "state": "state"}})
 
 # --------------------------------------------------------------------------- rules and gates only this family uses
@@ -99,21 +105,6 @@ def learned_state_keeps(name: str, threshold: float) -> Gate:
     def gate(m: Metrics) -> str | None:
         v = _m(m, name)
         return None if v >= threshold else f"{name} = {v:.2f} < {threshold:g}: even the learned state does not keep it"
-    return gate
-
-
-def oracle_converged(name: str) -> Gate:
-    """Informative only if the oracle converged in every seed (``name``: 1 per seed where its fit
-    stopped on a plateau, 0 where it ran out of steps still improving): an oracle cut short gives
-    a lower bound, and "the traces lose identity" cannot rest on a lower bound (our design)."""
-    def gate(m: Metrics) -> str | None:
-        if name not in m:
-            return f"no {name}: whether the oracle of the fixed traces converged is not recorded"
-        v = _m(m, name)
-        n = int(m[name].get("n", 1))
-        return None if v >= 1.0 else (f"the oracle of the fixed traces was still improving at its last step in "
-                                      f"{round((1 - v) * n)} of {n} seeds: what it reads is a lower bound of "
-                                      "what the traces hold")
     return gate
 
 
@@ -199,36 +190,33 @@ CLAIMS = Claims((
           "of equal size trained until its held-out accuracy is flat (lag 2, vocabulary / width 16)",
           "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
           ("time_identity_oracle", "time_structure_oracle", "time_identity_gru_heads", "time_structure_gru_heads"),
-          traces_keep_structure("time_identity_oracle", "time_structure_oracle",
-                                (("GRU", "time_identity_gru_heads", "time_structure_gru_heads"),
-                                 ("selective scan", "time_identity_scan_heads", "time_structure_scan_heads"))),
-          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5),
-                          learned_converged((("time_identity_gru_heads", "time_structure_gru_heads", "time_converged_gru"),
-                                             ("time_identity_scan_heads", "time_structure_scan_heads",
-                                              "time_converged_scan"))),
-                          oracle_converged("time_oracle_converged"),
-                          reads_nothing("time_identity_oracle_far")),
+          unless_cut(traces_keep_structure("time_identity_oracle", "time_structure_oracle",
+                                           (("GRU", "time_identity_gru_heads", "time_structure_gru_heads"),
+                                            ("selective scan", "time_identity_scan_heads", "time_structure_scan_heads"))),
+                     {"the GRU": "time_cut_gru_", "the selective scan": "time_cut_scan_",
+                      "the oracle of the fixed traces": "time_cut_oracle_"}),
+          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5), reads_nothing("time_identity_oracle_far")),
           prefixes=("time_identity_scan_heads", "time_structure_scan_heads", "time_identity_bank", "time_structure_bank",
                     "time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
-                    "time_identity_oracle_far", "time_oracle_converged", "time_converged_", "time_steps_"),
+                    "time_identity_oracle_far", "time_steps_"),
+          shown=("time_cut_",),
           figure="time_by_lag.png", headline="time_identity_oracle", versus="time_identity_gru_heads",
-          controls="positive: the GRU keeps identity where it is easy (lag 1, vocabulary / width 1: linear probe >= 0.5) "
-                   "and the learned state each contrast reads stopped on a plateau of its held-out accuracy before "
-                   "its step budget in every seed; negative: the oracle reads no identity at the largest lag (upper "
-                   "95% CI <= 0.05); upper bound: the oracle of the fixed traces, an MLP per lag fed fresh sequences "
-                   "until its held-out accuracy is flat (stopped on a plateau in every seed), read against the "
-                   "learned states' own linear heads",
+          controls="positive: the GRU keeps identity where it is easy (lag 1, vocabulary / width 1: linear probe >= 0.5), "
+                   "and the learned states trained until flat by the one stopping rule (none cut at its step cap in any "
+                   "seed); negative: the oracle reads no identity at the largest lag (upper 95% CI <= 0.05); upper "
+                   "bound: the oracle of the fixed traces, an MLP per lag fed fresh sequences until its held-out "
+                   "accuracy is flat (none cut in any seed), read against the learned states' own linear heads",
           figures=("time_map", "time_by_lag")),
-    Claim("depth_map", "Across 16 layers (d_model 16 and 32): a fixed decay below 1 forgets the first input; learned "
-          "coefficients learn the state chain in fewer steps than the fixed residual sum; the fastest learner is "
-          "input-dependent", "the paper's general principle", None, "06_boundary_map", (), depth_carry_selection(),
+    Claim("depth_map", "Across 16 layers (d_model 16 and 32): does a fixed decay below 1 forget the first input, do "
+          "learned coefficients learn the state chain in fewer steps than the fixed residual sum, and is the fastest "
+          "learner input-dependent?", "the paper's general principle", None, "06_boundary_map", (), depth_carry_selection(),
           gate=depth_learnable(), prefixes=("depth_steps_to_criterion_", "depth_copy_acc_", "depth_both_acc_"),
           figure="depth_map.png", headline="depth_steps_to_criterion_plain_", versus="depth_steps_to_criterion_highway_",
           controls="positive: some rule keeps both the copy and the state at 0.9 at the shallowest depth, and the plain "
                    "residual keeps the copy of the first input at the deepest; negative: the fixed decay 0.5 loses the "
-                   "first input at the deepest depth (copy below 0.5, below the plain residual's); every rule trains "
-                   "until every seed reaches the criterion, stops gaining or uses its 6,000 steps (learning curves "
-                   "drawn), the carry gates starting as carriers (bias -3); the input-dependence control: static, the "
-                   "highway with one gate for every input",
+                   "first input at the deepest depth (copy below 0.5, below the plain residual's); every seed of every "
+                   "rule trains until the one stopping rule stops it (the criterion reached, flat, or its 6,000-step "
+                   "cap; learning curves drawn), the carry gates starting as carriers (bias -3); the input-dependence "
+                   "control: static, the highway with one gate for every input",
           figures=("depth_map", "depth_learning_curves")),
 ), LABELS)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 
-from ..pipeline.rules import Gate, Metrics, Rule
+from ..pipeline.rules import Gate, Metrics, Rule, cut_arms
 from ..pipeline.rules import ci as _ci
 from ..pipeline.rules import mean as _m
 from ..pipeline.rules import sizes as _sizes
+
+NOT_ATTRIBUTABLE = "not attributable at this budget"
 
 
 def _apart(m: Metrics, low: str, high: str) -> bool:
@@ -52,30 +54,6 @@ def traces_keep_structure(identity: str, structure: str, learned: tuple[tuple[st
     return rule
 
 
-def learned_converged(learned: tuple[tuple[str, str, str], ...]) -> Gate:
-    """Informative only if the learned state each side of the contrast reads converged in every
-    seed. ``learned``: (identity, structure, converged) metric names per learned state; per target
-    the best state by mean is the one read (as :func:`traces_keep_structure` reads it), and its
-    ``converged`` (1 per seed that stopped on a plateau of its held-out accuracy, 0 per seed still
-    improving at its step budget) must be 1 in every seed: a learned state cut short is no positive
-    control. A state that is not the best of either target may be cut short: more training could
-    only raise the contrast it does not set (our design)."""
-    def gate(m: Metrics) -> str | None:
-        present = [t for t in learned if t[0] in m and t[1] in m]
-        if not present:
-            return f"no learned state among {', '.join(t[0] for t in learned)}"
-        for i, target in ((0, "identity"), (1, "structure")):
-            best = max(present, key=lambda t: _m(m, t[i]))
-            if best[2] not in m:
-                return f"no {best[2]}: whether the learned state the {target} contrast reads converged is not recorded"
-            v, n = _m(m, best[2]), int(m[best[2]].get("n", 1))
-            if v < 1.0:
-                return (f"the learned state the {target} contrast reads ({best[i]}) was still improving at its last "
-                        f"step in {round((1 - v) * n)} of {n} seeds: it is no converged control")
-        return None
-    return gate
-
-
 def reads_nothing(name: str, level: float = 0.05) -> Gate:
     """The negative control: informative only if a reader where nothing can be read (``name``:
     the oracle at a lag beyond what the traces weigh) reads at most ``level`` (upper 95% CI): a
@@ -111,8 +89,13 @@ def depth_carry_selection(suffixes: tuple[str, ...] | None = None, fixed: str = 
         L = depths[-1]
         found = sorted({mo.group(1) for k in m if (mo := re.fullmatch(
             rf"depth_steps_to_criterion_{fixed}_{L}((?:_d\d+)?)", k))}, key=lambda w: (w != "", w))
+        widths = suffixes if suffixes is not None else found
+        cut = cut_arms(m, {f"the {forgets} arm{w.replace('_d', ' at d_model ')}": f"depth_cut_{forgets}_{L}{w}_"
+                           for w in widths})
+        if cut:  # (F) reads the decay's copy where it stopped: cut, it may still rise
+            return NOT_ATTRIBUTABLE, f"L={L}; {cut}: the verdict would rest on an arm that was cut"
         words, whys = [], []
-        for w in suffixes if suffixes is not None else found:
+        for w in widths:
             def st(a, w=w):
                 return f"depth_steps_to_criterion_{a}_{L}{w}"
 
@@ -141,5 +124,6 @@ def depth_carry_selection(suffixes: tuple[str, ...] | None = None, fixed: str = 
                     f"of {', '.join(learned)} reaches the criterion in fewer steps than {fixed} (CIs apart; a seed that "
                     f"never reaches it counts as the step budget); (S) the fastest arm is input-dependent "
                     f"({', '.join(input_dependent)}) and faster than every input-independent arm (CIs apart). yes if F, "
-                    "D and S hold at every width; partly if F holds at every width and D at one at least; else no")
+                    "D and S hold at every width; partly if F holds at every width and D at one at least; else no; "
+                    f"{NOT_ATTRIBUTABLE} if the {forgets} arm was cut at its step cap (F reads it where it stopped)")
     return rule

@@ -12,7 +12,7 @@ from typing import Mapping
 
 from ..pipeline.labels import Labels
 from ..pipeline.report import Claim, Claims
-from ..pipeline.rules import Gate, Metrics, Rule, any_solves
+from ..pipeline.rules import Gate, Metrics, Rule, any_solves, unless_cut
 from ..pipeline.rules import ci as _ci
 from ..pipeline.rules import mean as _m
 from ..pipeline.rules import sizes as _sizes
@@ -24,6 +24,14 @@ LEARNERS = {"spen": "SPEN", "transformer": "Transformer", "gru": "GRU (equal sta
             "spen_selective": "SPEN-selective"}
 """The models of the per-N families (``spen``: the paper's reader, ``linear``), in words."""
 
+READER_WORDS = {"linear": "linear", "linear_attention": "linear attention", "softmax_attention": "softmax attention",
+                "history_attention": "attention over past traces", "selective": "selective (equal state)",
+                "token_attention": "token attention", "bank_attention": "attention over the bank"}
+"""SPEN's readers of its traces (:mod:`paper_lib.predictors`), in words."""
+MODEL_WORDS = {**{f"spen_{r}": f"SPEN, {w} reader" for r, w in READER_WORDS.items()},
+               "transformer": "Transformer", "gru": "GRU (equal state)", "oracle": "trace oracle"}
+"""Notebook 05's models (``spen_<reader>``, ``transformer``, ``gru``, ``oracle``), in words."""
+
 METRICS: dict[str, dict[str, str]] = {"05_associative_recall": {
     "recall_acc_transformer": "Transformer recall, largest N", "recall_acc_gru": "GRU (equal state) recall, largest N",
     "recall_acc_oracle": "trace oracle recall, largest N",
@@ -32,11 +40,14 @@ METRICS: dict[str, dict[str, str]] = {"05_associative_recall": {
     "recall_baseline_{N}": "keys-ignored baseline, N={N}",
     "recall_drop_{learner}": "{learner} recall at the smallest N minus at the largest",
     "recall_state_{net}": "{net} state (numbers per sequence)",
+    "recall_cut_{model}_improving": "{model} cut at its step cap while still improving (share of seeds)",
+    "recall_cut_{model}_plateau": "{model} never left the chance loss (share of seeds)",
 }}
 """What notebook 05 writes (a name in braces is a field), with the words a reader sees for it."""
 
 LABELS = Labels(METRICS["05_associative_recall"],
-                {"learner": LEARNERS, "N": r"\d+", "reader": {n: n for n in ABLATION_PREDICTORS},
+                {"learner": LEARNERS, "N": r"\d+", "reader": {n: READER_WORDS.get(n, n) for n in ABLATION_PREDICTORS},
+                 "model": MODEL_WORDS,
                  "net": {"gru": "GRU", "spen": "SPEN", "spen_selective": "SPEN-selective",
                          "oracle": "trace oracle (one bank)"}})
 
@@ -175,7 +186,8 @@ CLAIMS = Claims((
     Claim("recall", "Attention recalls what SPEN as trained does not (associative recall, SPEN vs the Transformer as N "
           "grows; whether the traces themselves hold the key is the next row's question)", "beyond the paper", None,
           "05_associative_recall", (),
-          recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
+          unless_cut(recall_gap("recall_acc_spen_", "recall_acc_transformer_"),
+                     {"SPEN": "recall_cut_spen_linear_", "the Transformer": "recall_cut_transformer_"}, NOT_ATTRIBUTABLE),
           gate=solves("recall_acc_transformer_", RECALL_SOLVED), prefixes=("recall_acc_spen_", "recall_acc_transformer_"),
           figure="recall_by_pairs.png", shown=("recall_baseline_",),
           headline="recall_acc_spen_", versus="recall_acc_transformer_",
@@ -188,8 +200,11 @@ CLAIMS = Claims((
           "oracle; its state beside SPEN's in the numbers) fails where a learned recurrence of equal state succeeds. "
           "Single-hop recall of distinct keys cannot reach the traces' own loss at any N (a task where a key's value "
           "is updated can)", "beyond the paper (the paper's mechanism)", None,
-          "05_associative_recall", (), traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"),
-                                                      "recall_acc_oracle_"),
+          "05_associative_recall", (),
+          unless_cut(traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"), "recall_acc_oracle_"),
+                     {"SPEN": "recall_cut_spen_linear_", "the GRU": "recall_cut_gru_",
+                      "SPEN-selective": "recall_cut_spen_selective_", "the trace oracle": "recall_cut_oracle_"},
+                     NOT_ATTRIBUTABLE),
           gate=any_solves(("recall_acc_transformer", "recall_acc_spen_token_attention"), RECALL_SOLVED),
           prefixes=("recall_acc_spen_", "recall_acc_gru_", "recall_acc_spen_selective_", "recall_acc_oracle_"),
           figure="recall_by_pairs.png",

@@ -169,14 +169,14 @@ def any_value_baseline(batch: UpdateBatch) -> float:
     return float((1.0 / batch.n_bound.double()).mean())
 
 
-def keys_ignored_baseline(task: UpdateTask, batch: UpdateBatch) -> float:
-    """Accuracy of the Bayes-optimal guess from the slots' values in order, without their keys.
+def keys_ignored_posterior(task: UpdateTask, batch: UpdateBatch) -> Tensor:
+    """``(B, V)`` float64: the posterior of the latest value given the slots' values in order, without
+    their keys (the best reader that ignores the keys).
 
     Without keys, the query key's slots are unknown: a set ``P`` of ``m`` slots has prior
     ``P(m) / C(S, m)``, and the values seen there have likelihood ``[distinct] V^m / (V)_m``
     relative to any other set (the query's values are distinct, the rest uniform). Each value scores
-    the posterior mass of the sets whose last slot holds it; the guess is the best score, ties
-    shared (each tied value counts ``1 / ties``). Exact on ``batch``.
+    the posterior mass of the sets whose last slot holds it.
     """
     vals, S, V = batch.slot_values, task.n_slots, task.n_values
     score = torch.zeros(len(batch), V, dtype=torch.float64)
@@ -186,6 +186,21 @@ def keys_ignored_baseline(task: UpdateTask, batch: UpdateBatch) -> float:
             sub = vals[:, list(P)]                                                # (B, m)
             distinct = (sub[:, :, None] != sub[:, None, :]).sum((1, 2)) == m * (m - 1)
             score.scatter_add_(1, sub[:, -1:], (w * distinct.double())[:, None])
-    best = score == score.max(dim=1, keepdim=True).values                        # (B, V)
+    return score / score.sum(1, keepdim=True)
+
+
+def keys_ignored_baseline(task: UpdateTask, batch: UpdateBatch) -> float:
+    """Accuracy of the Bayes-optimal guess from the slots' values in order, without their keys
+    (:func:`keys_ignored_posterior`'s best value, ties shared: each tied value counts ``1 / ties``).
+    Exact on ``batch``."""
+    post = keys_ignored_posterior(task, batch)
+    best = post == post.max(dim=1, keepdim=True).values                          # (B, V)
     hit = best.gather(1, batch.latest[:, None])[:, 0].double() / best.sum(1)
     return float(hit.mean())
+
+
+def keys_ignored_loss(task: UpdateTask, batch: UpdateBatch) -> float:
+    """The cross-entropy (nats per answer) of :func:`keys_ignored_posterior`: the loss a model sits at
+    while it reads values without keys (the stopping rule's chance loss, :mod:`paper_lib.stopping`)."""
+    p = keys_ignored_posterior(task, batch).gather(1, batch.latest[:, None])[:, 0]
+    return float(-p.clamp_min(1e-12).log().mean())

@@ -15,7 +15,7 @@ To fit a CPU budget each model is trained once on a *mixture* of pair counts and
 every count (panel 1); panel 2 repeats that at other widths (the capacity panel: the largest
 ``N`` recalled against the state size); panel 3 (retention) trains on gaps filled with
 distractor tokens well past the slowest trace's horizon and bins answers by key-query distance.
-Beside every model stands the trace oracle (:mod:`paper_lib.oracle`, model name ``"oracle"``):
+Beside every model stands the trace oracle (:mod:`paper_lib.bounds.oracle`, model name ``"oracle"``):
 the best reader we fit of a fixed trace bank alone, and the keys-ignored baseline (chance).
 """
 from __future__ import annotations
@@ -27,21 +27,22 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.mqar import MQARTask, accuracy_by_distance, accuracy_by_pairs, model_device, sample_mqar
+from ..bounds.oracle import OracleConfig, baseline_by_pairs, fit_oracle, keys_ignored_loss
+from ..data.mqar import MQARTask, accuracy_by_distance, accuracy_by_pairs, model_device, query_accuracy, sample_mqar
 from ..ema import rates_setting
 from ..models.factory import build_model
 from ..models.lm import count_params, gpt2_init_weights
 from ..models.spen import SPENConfig
-from ..oracle import OracleConfig, baseline_by_pairs, fit_oracle
 from ..pipeline.parallel import parallel_map
 from ..pipeline.profiles import get_profile
 from ..pipeline.settings import check_fields, check_seeds, configure, setting
 from ..predictors import ABLATION_PREDICTORS, PREDICTORS, SelectivePredictor
 from ..profile_settings import PROFILE_SETTINGS
-from ..train import TrainConfig, lr_at, make_optimizer
+from ..stopping import Stopper, StopRule, cut_metrics
+from ..train import TrainConfig, train_until_flat
 
 ORACLE = "oracle"
-"""The trace oracle's name among the models (:mod:`paper_lib.oracle`; fitted, not built)."""
+"""The trace oracle's name among the models (:mod:`paper_lib.bounds.oracle`; fitted, not built)."""
 MODELS: tuple[str, ...] = tuple(f"spen_{p}" for p in ABLATION_PREDICTORS) + ("transformer", "gru", ORACLE)
 """Every model the notebook can train: SPEN with each reader (``spen_<predictor>``), the
 matched Transformer, the GRU language model (state equal to SPEN's traces) and the trace oracle."""
@@ -81,15 +82,14 @@ class Settings:
     d_model: int = 64                       # residual width of panel 1 and 3
     n_head: int = 2                         # Transformer heads
     ff_mult: int = 4                        # MLP / sparse-FFN hidden units per d_model
-    steps: int = 4000                       # most optimiser steps per run (the GRU learns the cpu task by 4000: calibration 4)
-    solved_stop: float = setting(0.99, low=0, low_open=True)  # stop a run once validation accuracy >= this at every N (> 1: never)
-    check_every: int = 250                  # steps between those validation checks
+    steps: int = 12000                      # the step cap of every run (the stopping rule's; cosine decay to 0 there)
+    stop: StopRule = field(default_factory=lambda: StopRule(check_every=250, patience=4, tol=0.02))  # every run's
     batch_size: int = 32                    # sequences per step
     warmup_steps: int = setting(50, low=0)  # linear warmup, then cosine decay to 0
     weight_decay: float = 0.1               # AdamW
     lrs: tuple[float, ...] = (2e-3, 3e-3, 4e-3)  # learning rates tried per model (>= 3)
     lr_steps: int = 600                     # steps of each learning-rate trial (seed 0; a short budget)
-    val_sequences: int = 256                # fresh validation sequences per pair count
+    val_sequences: int = 640                # fresh validation sequences per pair count (resolve stop.tol alone)
     test_sequences: int = 512               # fresh test sequences per pair count
     widths: tuple[int, ...] = (16, 32, 64)  # panel 2's d_model values (>= 3; below the 81 token ids: calibration)
     width_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "gru",
@@ -104,7 +104,7 @@ class Settings:
     distance_seeds: tuple[int, ...] = (0,)  # panel 3's seeds
     distance_bins: tuple[int, ...] = (0, 25, 50, 100, 150, 200)  # bin edges of key-query distance (tokens)
     oracle_rank: int = setting(512, low=1)  # products of the oracle's bilinear reader
-    oracle_steps: int = 1000                # optimiser steps of the oracle's fit
+    oracle_steps: int = 3000                # the step cap of the oracle's fit
     oracle_lr: float = setting(1e-2, low=0, low_open=True)  # its peak learning rate
     spen: SPENTraces = field(default_factory=SPENTraces)  # SPEN's trace rates, as notebooks 03 and 04's spen.alphas
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -133,6 +133,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
         raise ValueError(f"lrs must list at least 3 learning rates to choose from, got {list(s.lrs)}")
     task(s).check(max(s.n_pairs))
     distance_task(s).check(s.distance_n_pairs)
+    s.stop.check_heldout(s.val_sequences, "associative_recall.val_sequences (one pair count's validation set)")
     return s
 
 
@@ -184,7 +185,7 @@ def build(name: str, s: Settings, vocab_size: int, d_model: int | None = None, s
     selective state also ``S x d`` per block (SPEN-selective at equal state; the library's
     default sizes it to the linear reader's parameters, ``d`` per block; its weights are drawn after
     the rest of the model's, from ``seed``). Raises ValueError: unknown name (the oracle is fitted by
-    :func:`paper_lib.oracle.fit_oracle`, not built here).
+    :func:`paper_lib.bounds.oracle.fit_oracle`, not built here).
     """
     d = d_model or s.d_model
     common = dict(vocab_size=vocab_size, n_layer=s.n_layer, d_model=d, d_ff=s.ff_mult * d,
@@ -235,95 +236,96 @@ def budget_table(s: Settings, vocab_size: int) -> pd.DataFrame:
     return df
 
 
-def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr: float, steps: int, seed: int,
-                 progress=None):
-    """Train ``model`` on fresh MQAR sequences (a mixture over ``n_pairs``), loss on query answers only.
+def chance(s: Settings, mqar: MQARTask | None = None, n_pairs: Sequence[int] | None = None) -> float:
+    """The stopping rule's chance loss (nats): the best answer that ignores the keys, on the validation
+    sequences of ``n_pairs`` (default: panel 1's task and pair counts; :func:`keys_ignored_loss`)."""
+    mqar, ns = mqar or task(s), [int(n) for n in (n_pairs or s.n_pairs)]
+    val = [sample_mqar(mqar, n, s.val_sequences, VAL_SEED + n) for n in ns]
+    return float(np.mean([keys_ignored_loss(mqar, b.inputs, b.targets) for b in val]))
 
-    The house's one recipe (:func:`paper_lib.train.make_optimizer` and :func:`paper_lib.train.lr_at`):
-    AdamW (betas 0.9/0.98, ``s.weight_decay`` on matrices only), linear warmup over
-    ``s.warmup_steps`` then cosine decay to 0 at ``steps``, gradients clipped at norm 1; batch
-    ``s.batch_size``. The training stream is seeded by ``seed`` (never equal to the validation or
-    test streams). **Early stop on a solved task** (our design: the budget goes to the
-    models that have not learned yet): every ``s.check_every`` steps the accuracy on
-    ``s.val_sequences`` fresh validation sequences per ``N`` is measured, and the run ends once it
-    reaches ``s.solved_stop`` at every ``N`` of ``n_pairs`` (a model that stops has solved the
-    task on validation; the schedule is not shortened). ``progress``: a tqdm bar to advance.
+
+def train_recall(model, mqar: MQARTask, n_pairs: Sequence[int], s: Settings, lr: float, steps: int, seed: int):
+    """Train ``model`` on fresh MQAR sequences (a mixture over ``n_pairs``), loss on query answers only,
+    until the stopping rule ``s.stop`` stops it (:func:`paper_lib.train.train_until_flat`).
+
+    The house's one recipe: AdamW (betas 0.9/0.98, ``s.weight_decay`` on matrices only), linear warmup
+    over ``s.warmup_steps`` then cosine decay to 0 at ``steps`` (the cap), gradients clipped at norm 1;
+    batch ``s.batch_size``; the training stream seeded by ``seed`` (never equal to the validation or
+    test streams). Held out: ``s.val_sequences`` fresh validation sequences per ``N`` (query accuracy,
+    mean over ``N``); chance: the loss of the best answer that ignores the keys on them
+    (:func:`paper_lib.bounds.oracle.keys_ignored_loss`), the plateau a recall model sits on before it binds.
 
     Returns:
-        the model (in eval mode), the final training loss (nats per answer) and the steps run.
+        the model (its best held-out weights, eval mode), the learning curve (rows ``step, lr,
+        train_loss, n_pairs, val_accuracy``) and the :class:`~paper_lib.stopping.Stopper` (``reason``, ``steps``).
     """
     dev = model_device(model)
     cfg = TrainConfig(steps=steps, batch_size=s.batch_size, seq_len=s.seq_len, lr=lr, min_lr_frac=0.0,
-                      warmup_steps=s.warmup_steps, weight_decay=s.weight_decay, grad_clip=1.0, betas=(0.9, 0.98),
-                      seed=seed)
-    opt = make_optimizer(model, cfg)
+                      warmup_steps=min(s.warmup_steps, steps - 1), weight_decay=s.weight_decay, grad_clip=1.0,
+                      betas=(0.9, 0.98), seed=seed)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
-    model.train()
-    loss, step = torch.tensor(float("nan")), 0
-    for step in range(1, steps + 1):                              # step: optimiser steps run so far
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step - 1, cfg)
+    val = {int(n): sample_mqar(mqar, int(n), s.val_sequences, VAL_SEED + int(n)) for n in n_pairs}
+
+    def step_loss(step: int) -> torch.Tensor:
         b = sample_mqar(mqar, list(n_pairs), s.batch_size, gen)
-        _, loss = model(b.inputs.to(dev), b.targets.to(dev))    # cross-entropy on answers (targets -100 elsewhere)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        if progress is not None:
-            progress.update(1)
-        if step < steps and step % s.check_every == 0 and s.solved_stop <= 1:
-            model.eval()
-            val = accuracy_by_pairs(model, mqar, n_pairs, s.val_sequences, VAL_SEED)
-            model.train()
-            if min(val.values()) >= s.solved_stop:                 # solved on validation: stop here
-                break
-    model.eval()
-    return model, float(loss.detach()), step
+        return model(b.inputs.to(dev), b.targets.to(dev))[1]             # cross-entropy on answers
+
+    def heldout() -> dict[str, float]:
+        return {str(n): (lambda rt: rt[0] / rt[1])(query_accuracy(model(b.inputs.to(dev))[0].cpu(), b.targets))
+                for n, b in val.items()}
+
+    stopper = Stopper(s.stop, steps, chance(s, mqar, n_pairs), s.val_sequences * len(val))
+    rows = train_until_flat(model, step_loss, heldout, cfg, stopper)
+    curve = [{"step": r["step"], "lr": r["lr"], "train_loss": r["train_loss"], "n_pairs": n, "val_accuracy": r[str(n)]}
+             for r in rows for n in val]
+    return model, curve, stopper
 
 
 def _fit(name: str, s: Settings, mqar: MQARTask, n_pairs: Sequence[int], d_model: int, seed: int, lr: float,
          steps: int):
-    """A model ``name`` trained on ``mqar`` and the optimiser steps it ran (the oracle: fitted on
-    its fixed traces for ``s.oracle_steps``; the CPU)."""
+    """A model ``name`` trained on ``mqar``, its learning curve and its :class:`~paper_lib.stopping.Stopper`
+    (the oracle: fitted on its fixed traces, capped at ``s.oracle_steps``)."""
     if name == ORACLE:
-        return fit_oracle(mqar, list(n_pairs), oracle_config(s, d_model), seed=seed)[0], s.oracle_steps
+        return fit_oracle(mqar, list(n_pairs), oracle_config(s, d_model), seed=seed, rule=s.stop,
+                          val_sequences=s.val_sequences, val_seed=VAL_SEED)
     model = build(name, s, mqar.vocab_size, d_model, seq_len=mqar.seq_len, seed=seed).to(s.device)
-    model, _, ran = train_recall(model, mqar, n_pairs, s, lr, steps, seed)
-    return model, ran
+    return train_recall(model, mqar, n_pairs, s, lr, steps, seed)
 
 
-def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) -> list[dict]:
+def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) -> dict:
     """One training run and its evaluation: ``kind`` is ``"lr"`` (a learning-rate trial scored on
     validation sequences), ``"pairs"`` (tested at every ``N`` of ``s.n_pairs``) or ``"distance"``
-    (panel 3). Returns rows (dicts). Module-level so that a worker process can run it."""
+    (panel 3). Returns ``{"rows": [...], "curve": [...]}``; every row names why its run stopped
+    (``stop``) and when (``steps``). Module-level so that a worker process can run it."""
+    key = {"model": name, "d_model": d_model, "seed": seed, "lr": lr}
     if kind == "distance":
         mqar = distance_task(s)
-        model, ran = _fit(name, s, mqar, [s.distance_n_pairs], d_model, seed, lr, s.distance_steps)
+        model, curve, stop = _fit(name, s, mqar, [s.distance_n_pairs], d_model, seed, lr, s.distance_steps)
         df = accuracy_by_distance(model, mqar, s.distance_n_pairs, s.test_sequences, s.distance_bins, TEST_SEED)
-        return df.assign(model=name, seed=seed, steps=ran).to_dict("records")
-    mqar = task(s)
-    model, ran = _fit(name, s, mqar, s.n_pairs, d_model, seed, lr, s.lr_steps if kind == "lr" else s.steps)
-    if kind == "lr":
-        acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)
-        return [{"model": name, "d_model": d_model, "lr": lr, "val_accuracy": float(np.mean(list(acc.values()))),
-                 "steps": ran}]
-    acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.test_sequences, TEST_SEED)
-    return [{"model": name, "n_pairs": n, "d_model": d_model, "seed": seed, "accuracy": a, "lr": lr, "steps": ran,
-             "parameters": count_params(model), "state_size": state_size(name, s, d_model)} for n, a in acc.items()]
+        rows = df.assign(model=name, seed=seed, steps=int(stop.steps[0]), stop=stop.reason).to_dict("records")
+    else:
+        mqar = task(s)
+        model, curve, stop = _fit(name, s, mqar, s.n_pairs, d_model, seed, lr, s.lr_steps if kind == "lr" else s.steps)
+        ran = {"steps": int(stop.steps[0]), "stop": stop.reason}
+        if kind == "lr":
+            acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)
+            rows = [{"model": name, "d_model": d_model, "lr": lr, "val_accuracy": float(np.mean(list(acc.values()))),
+                     **ran}]
+        else:
+            acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.test_sequences, TEST_SEED)
+            rows = [{"model": name, "n_pairs": n, "d_model": d_model, "seed": seed, "accuracy": a, "lr": lr, **ran,
+                     "parameters": count_params(model), "state_size": state_size(name, s, d_model)}
+                    for n, a in acc.items()]
+    return {"rows": rows, "curve": [{**key, "panel": kind, **r} for r in curve]}
 
 
-def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> list[dict]:
-    """Run :func:`_job` for every ``(kind, name, d_model, seed, lr)`` of ``jobs``; rows in job order.
-
-    With ``s.workers > 1`` the jobs run in that many worker processes
-    (:func:`paper_lib.pipeline.parallel.parallel_map`, one torch thread each: the two cores of a
-    laptop train two small models at once); every job seeds itself, so the rows do not depend on
-    the number of workers. The jobs are handed out costliest first (``RUN_COST``), so that the workers
-    finish together. ``progress``: a tqdm bar advanced per job.
-    """
+def run_jobs(s: Settings, jobs: Sequence[tuple], progress=None) -> tuple[list[dict], list[dict]]:
+    """Run :func:`_job` for every ``(kind, name, d_model, seed, lr)`` of ``jobs`` in ``s.workers`` processes
+    of one torch thread (:func:`paper_lib.pipeline.parallel.parallel_map`), costliest first (``RUN_COST``):
+    ``(rows, curves)`` in job order. Every job seeds itself, so the rows do not depend on the workers."""
     done = parallel_map(_job, [(s, *job) for job in jobs], workers=s.workers, progress=progress is not None,
                         bar=progress, cost=lambda job: RUN_COST.get(job[2], 1) * job[3])   # (s, kind, name, width, ...)
-    return [r for rows in done for r in rows]
+    return [r for d in done for r in d["rows"]], [c for d in done for c in d["curve"]]
 
 
 RUN_COST = {"gru": 155, "spen_selective": 150, "spen_linear": 75, "oracle": 30, "spen_token_attention": 20,
@@ -334,44 +336,46 @@ def choose_lrs(s: Settings, progress=None) -> tuple[dict[str, float], pd.DataFra
     """Per model, the learning rate of ``s.lrs`` with the best mean validation accuracy over
     ``s.n_pairs`` after ``s.lr_steps`` steps (seed 0, width ``s.d_model``; fresh validation
     sequences; ties -> the smaller rate). ``len(s.models) * len(s.lrs)`` jobs; the oracle keeps
-    ``s.oracle_lr`` (its fit is long enough to converge, see :mod:`paper_lib.oracle`).
+    ``s.oracle_lr`` (its fit is long enough to converge, see :mod:`paper_lib.bounds.oracle`).
 
     Returns:
         ``({model: lr}, trials)`` with ``trials`` columns ``model, d_model, lr, val_accuracy``.
     """
     learned = [m for m in s.models if m != ORACLE]
-    trials = pd.DataFrame(run_jobs(s, [("lr", m, s.d_model, 0, lr) for m in learned for lr in s.lrs], progress))
+    trials = pd.DataFrame(run_jobs(s, [("lr", m, s.d_model, 0, lr) for m in learned for lr in s.lrs], progress)[0])
     best = trials.sort_values(["val_accuracy", "lr"], ascending=[False, True]).drop_duplicates("model")
     chosen = {m: float(best.set_index("model").lr[m]) for m in learned}
     return {**chosen, ORACLE: s.oracle_lr}, trials
 
 
 def run_pairs(s: Settings, lrs: Mapping[str, float], d_model: int | None = None, models: Sequence[str] | None = None,
-              progress=None, seeds: Sequence[int] | None = None) -> pd.DataFrame:
+              progress=None, seeds: Sequence[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Panels 1 and 2: every model and seed trained once on the mixture of ``s.n_pairs`` at width
     ``d_model`` (default ``s.d_model``), tested at every pair count. ``len(models) * len(s.seeds)`` jobs.
 
     Returns:
-        rows ``model, n_pairs, d_model, seed, accuracy, lr, steps, parameters, state_size`` (``steps``:
-        the optimiser steps run, fewer than ``s.steps`` where the run stopped on a solved task).
+        rows ``model, n_pairs, d_model, seed, accuracy, lr, steps, stop, parameters, state_size``
+        (``steps``: the optimiser steps run; ``stop``: why, :data:`paper_lib.stopping.REASONS`) and
+        the learning curves (``model, d_model, seed, lr, step, train_loss, n_pairs, val_accuracy``).
     """
     d = d_model or s.d_model
-    return pd.DataFrame(run_jobs(s, [("pairs", m, d, seed, lrs[m]) for m in models or s.models
-                                     for seed in seeds or s.seeds], progress))
+    rows, curves = run_jobs(s, [("pairs", m, d, seed, lrs[m]) for m in models or s.models for seed in seeds or s.seeds],
+                            progress)
+    return pd.DataFrame(rows), pd.DataFrame(curves)
 
 
 def baselines(s: Settings) -> dict[int, float]:
-    """The keys-ignored baseline (chance, :func:`paper_lib.oracle.keys_ignored_baseline`) at each
+    """The keys-ignored baseline (chance, :func:`paper_lib.bounds.oracle.keys_ignored_baseline`) at each
     ``N`` of panel 1, on the very test sequences the models are scored on."""
     return baseline_by_pairs(task(s), s.n_pairs, s.test_sequences, TEST_SEED)
 
 
 def run_distance(s: Settings, lrs: Mapping[str, float], progress=None) -> pd.DataFrame:
     """Panel 3: each of ``s.distance_models`` trained on :func:`distance_task` sequences, accuracy
-    binned by key-query distance. Rows ``model, seed, distance_lo, distance_hi, accuracy, answers, steps``."""
-    rows = run_jobs(s, [("distance", m, s.d_model, seed, lrs[m]) for m in s.distance_models
-                        for seed in s.distance_seeds], progress)
-    return pd.DataFrame(rows)[["model", "seed", "distance_lo", "distance_hi", "accuracy", "answers", "steps"]]
+    binned by key-query distance. Rows ``model, seed, distance_lo, distance_hi, accuracy, answers, steps, stop``."""
+    rows, _ = run_jobs(s, [("distance", m, s.d_model, seed, lrs[m]) for m in s.distance_models
+                           for seed in s.distance_seeds], progress)
+    return pd.DataFrame(rows)[["model", "seed", "distance_lo", "distance_hi", "accuracy", "answers", "steps", "stop"]]
 
 
 def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, float] | None = None) -> dict[str, list[float]]:
@@ -386,7 +390,8 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
     largest, per seed; ``recall_baseline_<N>``: the keys-ignored baseline ``chance`` (one number,
     exact on the test sequences); ``recall_state_gru``, ``recall_state_spen`` and
     ``recall_state_spen_selective`` (traces plus its learned state) and ``recall_state_oracle`` (one
-    bank): numbers of state per sequence (:func:`state_size`).
+    bank): numbers of state per sequence (:func:`state_size`); ``recall_cut_<model>_improving`` and
+    ``_plateau``: 1 per seed whose run was cut (:func:`paper_lib.stopping.cut_metrics`).
     """
     d = by_pairs[by_pairs.d_model == s.d_model]
     hard = max(s.n_pairs)
@@ -405,6 +410,8 @@ def recall_metrics(by_pairs: pd.DataFrame, s: Settings, chance: Mapping[int, flo
                 m[f"recall_drop_{label}"] = (np.array(per_seed(name, easy)) - np.array(per_seed(name, hard))).tolist()
     for n, b in (chance or {}).items():
         m[f"recall_baseline_{n}"] = [float(b)]
+    for name, g in d.drop_duplicates(["model", "seed"]).groupby("model"):    # why each run stopped
+        m.update(cut_metrics(f"recall_cut_{name}_", g.sort_values("seed").stop.tolist()))
     m["recall_state_gru"], m["recall_state_spen"] = [state_size("gru", s)], [state_size("spen_linear", s)]
     if "spen_selective" in s.models:
         m["recall_state_spen_selective"] = [state_size("spen_selective", s)]

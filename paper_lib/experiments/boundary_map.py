@@ -20,7 +20,7 @@ selective scan (input-dependent decay, Mamba's recurrence in the selective EMA f
 ``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect).
 
 Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the seven residual rules),
-trained to a criterion by :mod:`paper_lib.depth_runs`.
+trained to a criterion by :mod:`paper_lib.experiments.depth_runs`.
 
 Every job (one state, vocabulary and seed of panel A; one arm, depth and width of panel B) seeds
 itself and runs on one thread, so ``workers`` processes run them at once
@@ -35,16 +35,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..depth_runs import depth_final, depth_metrics, run_depth, run_depth_map  # noqa: F401  (panel B)
+from ..bounds.oracle import LagOracleConfig, fit_lag_oracle
 from ..ema import PAPER_ALPHAS, ema_traces, rates_setting
 from ..models.depth_probe import ARMS
 from ..models.gru import LagReaderGRU
 from ..models.scan_reader import LagReaderScan
-from ..oracle import LagOracleConfig, fit_lag_oracle
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import lag_decodability, matched_filter_identity_accuracy
 from ..profile_settings import PROFILE_SETTINGS
+from ..stopping import CUT, Stopper, StopRule, cut_metrics
+from ..train import TrainConfig, train_until_flat
 
 RULE_LAG, RULE_RATIO = 2, 16
 """The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
@@ -74,12 +75,11 @@ class Settings:
     gru_vocab_sizes: tuple[int, ...] = (16, 64, 256)  # vocabularies of the learned states (vocab / width 1, 4, 16)
     gru_seeds: tuple[int, ...] = (0, 1, 2)          # seeds of the learned states (a subset of seeds)
     learned_max_lag: int = setting(8, low=1)        # the learned states keep the lags of the grid up to this (tokens)
-    gru_steps: int = setting(2000, low=1)           # optimiser steps per learned state at most (GRU and scan alike)
-    gru_eval_every: int = setting(50, low=1)        # steps between validation checks
-    gru_patience: int = setting(4, low=1)           # checks without a gain before stopping (a plateau)
-    gru_min_gain: float = setting(0.005, low=0.0)   # what counts as a gain: mean held-out accuracy of the heads
-    gru_min_steps: int = setting(300, low=0)        # steps before a check may count as stale
-    gru_val_sequences: int = setting(16, low=1)     # held-out sequences of the validation split
+    gru_steps: int = setting(3000, low=1)           # the step cap of each learned state (GRU and scan alike)
+    # the one stopping rule of the learned states (paper_lib.stopping): held-out accuracy of the heads the row reads
+    gru_stop: StopRule = field(default_factory=lambda: StopRule(check_every=50, patience=6, tol=0.01))
+    gru_min_steps: int = setting(300, low=0)        # steps before a learned state may stop as flat
+    gru_val_sequences: int = setting(24, low=1)     # held-out sequences (x scored positions x lags read: resolve tol)
     gru_batch: int = setting(16, low=1)             # sequences per step
     gru_lr: float = setting(1e-2, low=0.0)          # Adam
     oracle_banks: tuple[str, ...] = ("paper",)     # banks the oracle reads (names of banks; the cpu budget)
@@ -87,17 +87,17 @@ class Settings:
     oracle_map_seeds: tuple[int, ...] = ()          # the oracle's seeds away from the rule's cell; (): the first seed
     # the oracle's fit: no reader stops before 1,000 steps, nor before 12 checks (300 steps) without a gain
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(hidden=128, layers=2, max_steps=3000,
-                                                                             min_steps=1000, patience=12))
+                                                                             min_steps=1000, patience=12, tol=0.01))
     # panel B (depth)
     arms: tuple[str, ...] = ARMS                    # residual rules (paper_lib.models.depth_probe.ARMS)
     depths: tuple[int, ...] = (4, 8, 16)            # n_layer values
     widths: tuple[int, ...] = (16, 32)              # d_model values of panel B; the last is the headline width
     n_states: int = setting(16, low=2)              # states of the random table (chance 1/16)
     n_inputs: int = setting(4, low=1)               # fresh-token vocabulary a_l (pilot: 16 was unlearnable at cpu)
-    depth_steps: int = setting(6000, low=1)         # optimiser steps per run at most
-    depth_criterion: float = setting(0.9, low=0.0, high=1.0)  # min(copy, state) accuracy a seed must reach
-    depth_patience: int = setting(2000, low=0)      # steps without a gain before a seed short of it stops (0: never)
-    depth_min_gain: float = setting(0.03, low=0.0)  # what counts as a gain: min(copy, state) accuracy
+    depth_steps: int = setting(6000, low=1)         # the step cap of a run
+    depth_criterion: float = setting(0.9, low=0.0, high=1.0)  # min(copy, state) accuracy a seed must reach (solved)
+    depth_patience: int = setting(20, low=1)        # checks (eval_every apart) over which a seed short of it is flat
+    depth_min_gain: float = setting(0.03, low=0.0, low_open=True)  # the gain that counts: min(copy, state) accuracy
     gate_bias: float = setting(-3.0)                # start of the carry gates' bias (highway, static)
     depth_batch: int = setting(64, low=1)           # examples per step
     depth_lr: float = setting(3e-3, low=0.0)        # Adam
@@ -187,24 +187,24 @@ def learned_lags(s: Settings) -> tuple[int, ...]:
     return tuple(k for k in s.lags if k <= s.learned_max_lag) or (min(s.lags),)
 
 
-def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagReaderGRU, int]:
+def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagReaderGRU, str, int, pd.DataFrame]:
     """The learned state ``kind`` (``gru`` or ``scan``, :data:`LEARNED_STATES`) of equal size
     (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences (the same batches
-    for both kinds) to output the token and its class at every lag of :func:`learned_lags`, and
-    early-stopped on a held-out split.
+    for both kinds) to output the token and its class at every lag of :func:`learned_lags`, until the
+    one stopping rule ``s.gru_stop`` stops it (:func:`paper_lib.train.train_until_flat`: Adam at a
+    constant ``gru_lr``, gradients clipped at 1, capped at ``gru_steps``).
 
-    Every ``gru_eval_every`` steps the mean accuracy of its heads at the lags up to the report
-    row's (:data:`RULE_LAG`: what the row reads) on ``gru_val_sequences`` held-out sequences is read;
-    the weights of the best are kept, and training stops after ``gru_patience`` checks without a
-    gain of ``gru_min_gain`` (none counts before ``gru_min_steps``), or at ``gru_steps``. A state
-    that runs all ``gru_steps`` was still improving (not converged); the longer lags' heads may
+    Held out: the mean accuracy of its heads at the lags up to the report row's (:data:`RULE_LAG`: what
+    the row reads) on ``gru_val_sequences`` sequences; the weights of the best are kept. Chance: the
+    mean over its heads of ``ln`` of their classes (tokens are uniform). The longer lags' heads may
     still be learning where it stops. Our design: the paper is silent.
 
     Returns:
-        the model (its best weights) and the steps it ran.
+        the model (its best weights), why it stopped (:data:`paper_lib.stopping.REASONS`), the steps it
+        ran and its learning curve (``step, train_loss, heldout, state, vocab_size, seed``).
 
     Raises:
-        ValueError: an unknown ``kind``.
+        ValueError: an unknown ``kind``; a held-out set too small for ``gru_stop.tol``.
     """
     if kind not in LEARNED_STATES:
         raise ValueError(f"unknown learned state {kind!r}; allowed: {', '.join(LEARNED_STATES)}")
@@ -214,36 +214,33 @@ def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagRea
     cls = LagReaderGRU if kind == "gru" else LagReaderScan
     lags = learned_lags(s)
     model = cls(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, lags)
-    opt = torch.optim.Adam(model.parameters(), lr=s.gru_lr)
     vtok, vcls = sample_tokens(s, V, s.gru_val_sequences, 8_000_000 + 10_000 * seed + 10 * V, max(lags))
     stop_lag = max([k for k in lags if k <= RULE_LAG] or [min(lags)])
-    best, best_state, stale, step = -1.0, None, 0, 0
-    for step in range(1, s.gru_steps + 1):
-        tok, cls_ = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step, max(lags))
-        opt.zero_grad()
-        model.loss(E[tok], {"identity": tok, "structure": cls_}, max(lags)).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        if step % s.gru_eval_every == 0 or step == s.gru_steps:
-            accs = model.head_accuracy(E[vtok], {"identity": vtok, "structure": vcls}, max(lags))
-            acc = float(np.mean([a for (_, k), a in accs.items() if k <= stop_lag]))
-            if acc >= best + s.gru_min_gain or best_state is None:
-                best, best_state, stale = acc, {k: v.clone() for k, v in model.state_dict().items()}, 0
-            elif step >= s.gru_min_steps:
-                stale += 1
-            if stale >= s.gru_patience:
-                break
-    model.load_state_dict(best_state)
-    return model, step
+
+    def step_loss(step: int) -> torch.Tensor:
+        tok, c = sample_tokens(s, V, s.gru_batch, 7_000_000 + 10_000 * seed + 10 * V + step, max(lags))
+        return model.loss(E[tok], {"identity": tok, "structure": c}, max(lags))
+
+    def heldout() -> dict[str, float]:
+        accs = model.head_accuracy(E[vtok], {"identity": vtok, "structure": vcls}, max(lags))
+        return {f"{t} {k}": a for (t, k), a in accs.items() if k <= stop_lag}
+
+    cfg = TrainConfig(steps=s.gru_steps, batch_size=s.gru_batch, seq_len=max(lags) + s.scored_positions, lr=s.gru_lr,
+                      min_lr_frac=1.0, warmup_steps=0, weight_decay=0.0, grad_clip=1.0, betas=(0.9, 0.999), seed=seed)
+    read = s.gru_val_sequences * s.scored_positions * sum(k <= stop_lag for k in lags)   # held-out rows per target
+    stopper = Stopper(s.gru_stop, s.gru_steps, (np.log(V) + np.log(s.n_classes)) / 2, read, min_steps=s.gru_min_steps)
+    curve = pd.DataFrame(train_until_flat(model, step_loss, heldout, cfg, stopper))[["step", "train_loss", "heldout"]]
+    return model, stopper.reason, int(stopper.steps[0]), curve.assign(state=kind, vocab_size=V, seed=seed)
 
 
-def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFrame:
+def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[pd.DataFrame, pd.DataFrame]:
     """As :func:`time_map_bank` for the trained learned state ``kind``: ``state`` = ``"gru"`` or
     ``"scan"`` (its state read by the linear probe, every lag) and ``"<kind>_heads"`` (read by its
     own trained heads, the lags of :func:`learned_lags`; chance: the test labels' most frequent
-    share), with ``steps`` (the steps it ran before early stopping, :func:`train_gru`)."""
+    share), with ``steps`` and ``stop`` (the steps it ran and why it stopped), and its learning curve
+    (:func:`train_gru`)."""
     _, data = _data(s, V, seed)
-    model, steps = train_gru(s, V, seed, kind)
+    model, stop, steps, curve = train_gru(s, V, seed, kind)
     with torch.no_grad():
         states = {sp: model.states(x).numpy() for sp, (x, _) in data.items()}
     df = _probe(s, states, {sp: lab for sp, (_, lab) in data.items()})
@@ -255,16 +252,16 @@ def time_map_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> pd.DataFr
                                            .max()) / (x_test.shape[0] * s.scored_positions)}
                           for (t, k), a in acc.items()])
     heads["decodability"] = ((heads.accuracy - heads.chance) / (1 - heads.chance)).clip(lower=-1)
-    return pd.concat([df.assign(state=kind), heads.assign(state=f"{kind}_heads")],
-                     ignore_index=True).assign(vocab_size=V, ratio=V / s.d_model, seed=seed, steps=steps)
+    return pd.concat([df.assign(state=kind), heads.assign(state=f"{kind}_heads")], ignore_index=True).assign(
+        vocab_size=V, ratio=V / s.d_model, seed=seed, steps=steps, stop=stop), curve
 
 
-def _time_job(s: Settings, kind: str, V: int, seed: int) -> pd.DataFrame:
+def _time_job(s: Settings, kind: str, V: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     if kind == "bank":
-        return time_map_bank(s, V, seed)
+        return time_map_bank(s, V, seed), None
     if kind.startswith("oracle_"):                    # "oracle_<bank>_<target>": one fit (the longest jobs)
         bank, target = kind.removeprefix("oracle_").rsplit("_", 1)
-        return time_map_oracle(s, V, seed, (target,), (bank,))
+        return time_map_oracle(s, V, seed, (target,), (bank,)), None
     return time_map_gru(s, V, seed, kind)
 
 
@@ -293,11 +290,15 @@ def _time_cost(job: tuple) -> float:
     return {"gru": 40, "scan": 30}.get(kind, 1)
 
 
-def run_time_map(s: Settings, progress=None) -> pd.DataFrame:
+def run_time_map(s: Settings, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every panel A job of :func:`time_jobs` in ``s.workers`` processes (the costliest first, so
-    two workers finish together; rows in the order of :func:`time_jobs`). ``progress``: a tqdm bar."""
-    return pd.concat(parallel_map(_time_job, [(s, *job) for job in time_jobs(s)], workers=s.workers,
-                                  progress=progress is not None, bar=progress, cost=_time_cost), ignore_index=True)
+    two workers finish together; rows in the order of :func:`time_jobs`): the map and the learned
+    states' learning curves. ``progress``: a tqdm bar."""
+    done = parallel_map(_time_job, [(s, *job) for job in time_jobs(s)], workers=s.workers,
+                        progress=progress is not None, bar=progress, cost=_time_cost)
+    curves = [c for _, c in done if c is not None]
+    return (pd.concat([d for d, _ in done], ignore_index=True),
+            pd.concat(curves, ignore_index=True) if curves else pd.DataFrame())
 
 
 def rule_vocab_size(s: Settings) -> int:
@@ -321,11 +322,11 @@ def oracle_map_seeds(s: Settings) -> tuple[int, ...]:
 def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = ("identity", "structure"),
                     banks: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The oracle of each bank in ``banks`` (default ``oracle_banks``) at vocabulary ``V``: the best reader we fit on the
-    fixed traces alone (:func:`paper_lib.oracle.fit_lag_oracle`, an MLP per lag with
+    fixed traces alone (:func:`paper_lib.bounds.oracle.fit_lag_oracle`, an MLP per lag with
     ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
     held-out split), for identity and structure at every lag, scored on the linear probe's test
-    sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"`` and
-    ``steps`` (Adam steps each reader ran before early stopping). ``targets``: the targets fitted
+    sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"``, ``steps``
+    and ``stop`` (the Adam steps each reader ran and why it stopped). ``targets``: the targets fitted
     (each target's fit is seeded alone, so fitting them in separate calls gives the same rows)."""
     E, data = _data(s, V, seed)
     x_test, labels_test = data["test"]
@@ -339,12 +340,13 @@ def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = (
             def sample(n, gen, rates=rates, C=C, target=target):
                 tok = torch.randint(0, V, (n, max(s.lags) + s.scored_positions), generator=gen)
                 return ema_traces(E[tok], rates).flatten(2), tok if target == "identity" else tok % C
-            model, steps = fit_lag_oracle(sample, C, s.lags, max(s.lags), s.oracle,
-                                          seed=5_000_000 + 10_000 * seed + 10 * V + j)
+            model, steps, stops = fit_lag_oracle(sample, C, s.lags, max(s.lags), s.oracle,
+                                                 seed=5_000_000 + 10_000 * seed + 10 * V + j)
             acc, chance = model.score(test_states, torch.from_numpy(labels_test[target]), max(s.lags))
             frames.append(pd.DataFrame({"target": target, "lag": list(model.lags), "accuracy": acc.tolist(),
                                         "chance": chance.tolist(), "n_test": x_test.shape[0] * s.scored_positions,
-                                        "steps": [steps[k] for k in model.lags], "state": f"oracle_{name}"}))
+                                        "steps": [steps[k] for k in model.lags],
+                                        "stop": [stops[k] for k in model.lags], "state": f"oracle_{name}"}))
     df = pd.concat(frames, ignore_index=True)
     df["decodability"] = ((df.accuracy - df.chance) / (1 - df.chance)).clip(lower=-1)
     return df.assign(vocab_size=V, ratio=V / s.d_model, seed=seed)
@@ -370,14 +372,13 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     and ``time_identity_<state>_easy`` (the smallest lag at the smallest vocabulary: the GRU's is the
     report row's gate, the learned state must keep identity where it is easy); ``oracle`` (the
     paper bank read by its oracle, :func:`time_map_oracle`) at the rule's cell, and
-    ``time_oracle_converged`` (1 per seed where that oracle's identity and structure readers both
-    stopped on a plateau before ``oracle.max_steps``, 0 where one was still improving: its accuracy
-    is then a lower bound);
+    ``time_cut_oracle_improving`` / ``_plateau`` (1 per seed where that oracle's identity or structure
+    reader was cut at its cap: its accuracy is then a lower bound; :func:`paper_lib.stopping.cut_metrics`);
     ``time_<target>_gru_heads`` and ``time_<target>_scan_heads`` (the learned states read by their
     own trained heads: the contrast of the report row); ``time_identity_oracle_far`` (that oracle's identity at the largest lag: the negative control,
-    where the traces weigh the token least), ``time_converged_<state>`` (1 per seed where the
-    learned state at the rule's cell stopped on a plateau of its held-out accuracy, 0 where it was
-    still improving at ``gru_steps``) and ``time_steps_<state>`` (the steps each ran)."""
+    where the traces weigh the token least), ``time_cut_<state>_improving`` / ``_plateau`` (1 per seed
+    where the learned state at the rule's cell was cut at ``gru_steps``) and ``time_steps_<state>``
+    (the steps each ran)."""
     ratio = min(df.ratio.unique(), key=lambda r: abs(np.log(r / RULE_RATIO)))
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
@@ -388,16 +389,17 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
             if len(d):
                 out[f"time_{target}_{short}"] = d.sort_values("seed").decodability.tolist()
     cell = df[(df.state == "oracle_paper") & (df.lag == lag) & (df.ratio == ratio)]
-    if len(cell):  # 1 where both the identity and the structure reader stopped on a plateau, 0 where one ran out
-        out["time_oracle_converged"] = (cell.groupby("seed").steps.max() < s.oracle.max_steps).astype(float).tolist()
+    if len(cell):  # per seed the worse of its identity and structure readers' stops
+        worst = cell.groupby("seed").stop.agg(lambda w: max(w, key=lambda r: (r in CUT, r == "never_left_plateau")))
+        out.update(cut_metrics("time_cut_oracle_", worst.sort_index().tolist()))
     far = df[(df.state == "oracle_paper") & (df.target == "identity") & (df.lag == max(s.lags)) & (df.ratio == ratio)]
     if len(far):  # the negative control: the oracle where the traces weigh the token least
         out["time_identity_oracle_far"] = far.sort_values("seed").decodability.tolist()
     runs = df[df.state.isin(LEARNED_STATES) & (df.ratio == ratio) & (df.lag == lag) & (df.target == "identity")]
-    for state, g in runs.groupby("state"):  # 1 per seed that stopped on a plateau of its held-out accuracy
+    for state, g in runs.groupby("state"):  # why each seed's run at the rule's cell stopped, and when
         g = g.sort_values("seed")
         out[f"time_steps_{state}"] = g.steps.astype(float).tolist()
-        out[f"time_converged_{state}"] = (g.steps < s.gru_steps).astype(float).tolist()
+        out.update(cut_metrics(f"time_cut_{state}_", g.stop.tolist()))
     for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan")):
         mine = df[(df.state == state) & (df.target == "identity")]
         if len(mine):

@@ -5,10 +5,10 @@ state of the same width hold about the words before, read three ways.
    token at ``t - k`` from the state at ``t``, on the run's training and test documents (8 sentences
    each), for each EMA rate alone, the whole bank and the GRU language model (``S * N`` hidden units,
    trained on the training documents by next-word prediction, no role label). A lower bound.
-2. **The closed-form decoder of the bank** (:func:`paper_lib.fresh_oracle.decode_fast_trace`): the
+2. **The closed-form decoder of the bank** (:func:`paper_lib.bounds.fresh_oracle.decode_fast_trace`): the
    fastest trace (rate 0.5) inverted step by step; exact up to float32 rounding. Scored on the probe's
    test positions (state ``"EMA bank, closed-form decoder"`` in the curves).
-3. **The lag oracle fed fresh documents** (:func:`paper_lib.fresh_oracle.fit_fresh_lag_oracle`; on
+3. **The lag oracle fed fresh documents** (:func:`paper_lib.bounds.fresh_oracle.fit_fresh_lag_oracle`; on
    ``settings.lag.oracle_seeds``): the same MLP readers and the same fresh documents for the bank and
    for the frozen GRU, at ``settings.lag.oracle_lags``, scored on the run's test documents cut to the
    shortest one; and its negative control, the bank's states paired with another document's words.
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..bounds.fresh_oracle import FreshDocuments, decode_fast_trace, fit_fresh_lag_oracle, score_oracle, word_ids
 from ..data.grammar import GrammarConfig, make_documents, make_split, pad_labels, vocabulary
-from ..fresh_oracle import FreshDocuments, decode_fast_trace, fit_fresh_lag_oracle, score_oracle, word_ids
 from ..models.gru import GRULanguageModel, gru_states, train_gru_lm
 from ..models.spcn import SPCN
 from ..probes import lag_decodability
@@ -82,7 +82,8 @@ def oracle_runs(spcn: SPCN, gru: GRULanguageModel, exclude, test_words, settings
 
     Returns:
         ``{"accuracy": {state: {lag: fraction}}, "chance": {lag: share of the most frequent word},
-        "steps": {state: {lag: steps}}, "converged": {state: {lag: 1.0 if stopped on a plateau}},
+        "steps": {state: {lag: steps}}, "converged": {state: {lag: 1.0 where it stopped flat or solved, 0.0 where
+        it was cut at its cap}},
         "documents": {state: fresh documents read}, "T": tokens per document, "history": the
         convergence curves (state, seed, step, lag, train_loss, val_loss, val_acc, documents)}``.
     """
@@ -99,13 +100,13 @@ def oracle_runs(spcn: SPCN, gru: GRULanguageModel, exclude, test_words, settings
         mismatched = state == "bank_mismatched"
         read, lags = readers[state.split("_")[0]], [max(lag.oracle_lags)] if mismatched else list(lag.oracle_lags)
         stream.rewind()
-        oracle, steps, hist = fit_fresh_lag_oracle(read, stream, vocab, lags, lag.oracle, seed, mismatched)
+        oracle, steps, stops, hist = fit_fresh_lag_oracle(read, stream, vocab, lags, lag.oracle, seed, mismatched)
         acc, chance = score_oracle(oracle, read(test), test_ids, mismatched)
         out["accuracy"][state] = dict(zip(lags, acc.tolist(), strict=True))
         if state == "bank":
             out["chance"] = dict(zip(lags, chance.tolist(), strict=True))
         out["steps"][state] = steps
-        out["converged"][state] = {k: float(n < lag.oracle.max_steps) for k, n in steps.items()}
+        out["converged"][state] = {k: float(w in ("flat", "solved")) for k, w in stops.items()}
         out["documents"][state] = stream.position
         curves.append(hist.assign(state=state, seed=seed))
     out["history"] = pd.concat(curves, ignore_index=True)

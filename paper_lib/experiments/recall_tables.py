@@ -11,6 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..claims.recall import (
+    MODEL_WORDS,
     RECALL_CAPACITY,
     RECALL_FAR_BELOW,
     RECALL_SOLVED,
@@ -23,6 +24,7 @@ from ..claims.recall import (
 )
 from ..pipeline.stats import format_mean_ci, mean_ci95
 from ..predictors import CONTROL_PREDICTORS, PAPER_PREDICTORS
+from ..stopping import STOP_WORDS
 
 PAPER_MODELS: tuple[str, ...] = tuple(f"spen_{p}" for p in PAPER_PREDICTORS)
 """SPEN with the paper's readers of the trace bank."""
@@ -43,6 +45,15 @@ def summary_table(by_pairs: pd.DataFrame, n_pairs: Sequence[int]) -> pd.DataFram
                                                        .accuracy.astype(float).tolist()) for n in n_pairs}}
             for m in dict.fromkeys(by_pairs.model)]
     return pd.DataFrame(rows)
+
+
+def stop_table(by_pairs: pd.DataFrame) -> pd.DataFrame:
+    """Why each run stopped and after how many steps: models (rows, in words) by width and seed (columns)."""
+    r = by_pairs.drop_duplicates(["model", "d_model", "seed"])
+    r = r.assign(model=r.model.map(lambda m: MODEL_WORDS.get(m, m)), column=[f"width {d}, seed {sd}" for d, sd in
+                                                                          zip(r.d_model, r.seed, strict=True)],
+                 why=[f"{STOP_WORDS[w]} at {n:,}" for w, n in zip(r.stop, r.steps, strict=True)])
+    return r.pivot(index="model", columns="column", values="why").reset_index()
 
 
 def pairs_paragraph(by_pairs: pd.DataFrame, s, informative: bool) -> str:

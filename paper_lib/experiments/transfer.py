@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..bounds.oracle import LagOracleConfig
 from ..data.grammar import (
     ROLES,
     GrammarConfig,
@@ -52,7 +53,6 @@ from ..data.structure import split_columns
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
-from ..oracle import LagOracleConfig
 from ..pipeline.settings import check_seeds, configure
 from ..probes import fit_cluster_readout, fit_linear_probe
 from ..profile_settings import PROFILE_SETTINGS
@@ -77,7 +77,7 @@ class LagSettings:
     oracle_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose states the lag oracle reads (each about 100 CPU s at cpu)
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
         hidden=256, layers=2, lr=1e-3, max_steps=1500, min_steps=300, eval_every=25, patience=8,
-        batch_sequences=8, val_sequences=64))  # the lag oracle's fit (paper_lib.fresh_oracle; 8 fresh documents a step)
+        batch_sequences=8, val_sequences=64))  # the lag oracle's fit (paper_lib.bounds.fresh_oracle; 8 fresh documents a step)
 
 
 @dataclass

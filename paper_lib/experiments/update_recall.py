@@ -2,45 +2,106 @@
 
 The task (:mod:`paper_lib.data.update_recall`): ten pair tokens, the query key bound two or three
 times, a gap of Δ blanks, the query, the answer (the key's latest value) one token later. The
-resource model (:mod:`paper_lib.noise_budget`): every state number at unit scale carries Gaussian
-noise ``sigma`` per step, in training and test. The fixed bank (one-hot codes, the paper's three
-rates, 243 numbers) is read two ways: the Bayes bound (:mod:`paper_lib.update_bound`, an upper
-bound for any reader) and the MLP oracle (:mod:`paper_lib.update_oracle`). The learned states of
-equal size (:mod:`paper_lib.models.noisy_states`): the selective scan and the GRU (243 numbers)
-and SPEN-linear with two blocks (2 x 3 x 40 = 240); the Transformer is the positive control. Every
-run trains on a mixture of the gaps and is tested at each. Our design: the paper has no such
-experiment.
+resource model (:mod:`paper_lib.bounds.noise_budget`): every state number at unit scale carries
+Gaussian noise ``sigma`` per step, in training and test. The fixed banks: the paper's (one-hot codes,
+its three rates, 243 numbers), read by the Bayes bound (:mod:`paper_lib.bounds.update_bound`) and the
+MLP oracle (:mod:`paper_lib.bounds.update_oracle`), and the best bank of a stated family of 243
+numbers (:mod:`paper_lib.bounds.bank_family`). The learned states of equal size
+(:mod:`paper_lib.models.noisy_states`): the selective scan, the time-invariant scan (the same scan
+with learned constant rates: the control that isolates input dependence), the GRU (243 numbers),
+SPEN-linear with two blocks (2 x 3 x 40 = 240); the Transformer is the positive control. Every arm
+trains on fresh sequences with one recipe (:class:`Arm`: AdamW, warmup, cosine decay) and one
+curriculum (:class:`Curriculum`: the answer due at the query first, then the gaps joining one by one)
+until the one stopping rule stops it (:mod:`paper_lib.stopping`), and is tested at every gap.
+Our design: the paper has no such experiment. Tables and metrics: :mod:`.update_tables`.
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ..bounds import bank_family
+from ..bounds.noise_budget import dense_sigma
+from ..bounds.update_bound import analytic_block, bayes_accuracy, update_bound
+from ..bounds.update_oracle import UpdateOracle, UpdateOracleConfig, fit_update_oracle, oracle_accuracy
 from ..claims.update import ORACLE, UPDATE_STATES
-from ..data.update_recall import UpdateTask, any_value_baseline, keys_ignored_baseline, sample_update
+from ..data.update_recall import UpdateTask, any_value_baseline, keys_ignored_baseline, keys_ignored_loss, sample_update
 from ..ema import rates_setting
 from ..models.lm import count_params
 from ..models.noisy_states import NoisyGRULM, NoisyScanLM, NoisySPEN, NoisyTransformer
 from ..models.spen import SPENConfig
 from ..models.transformer import TransformerConfig
-from ..noise_budget import dense_sigma
 from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..profile_settings import PROFILE_SETTINGS
-from ..train import TrainConfig, make_optimizer
-from ..update_bound import analytic_block, bayes_accuracy, update_bound
-from ..update_oracle import UpdateOracle, UpdateOracleConfig, fit_update_oracle, oracle_accuracy
+from ..stopping import Stopper, StopRule
+from ..train import TrainConfig, train_until_flat
 
-MODELS: tuple[str, ...] = ("scan", "gru", "spen", "transformer")
-"""The learned states of equal size (the selective scan, the GRU, SPEN-linear with two blocks) and
-the positive control."""
+MODELS: tuple[str, ...] = ("scan", "lti_scan", "gru", "spen", "transformer")
+"""The learned states of equal size (selective scan, time-invariant scan, GRU, SPEN-linear with two
+blocks) and the positive control."""
 VAL_SEED, TEST_SEED = 30_011, 40_009
 """Generator seeds of the validation and test sequences (plus the gap; disjoint from training)."""
+
+
+@dataclass
+class Arm:
+    """One arm's recipe (our design): AdamW (betas 0.9/0.98, ``weight_decay`` on matrices), linear
+    warmup over ``warmup_steps``, cosine decay to ``min_lr_frac * lr`` at ``max_steps`` (the cap of
+    the stopping rule), ``batch_size`` fresh sequences per step (one gap per step), gradients clipped at 1."""
+
+    lr: float = setting(3e-3, low=0, low_open=True)
+    max_steps: int = 3000                                   # steps at most (the stopping rule's cap)
+    batch_size: int = 64                                    # sequences per step
+    warmup_steps: int = setting(200, low=0)                 # steps
+    min_lr_frac: float = setting(0.05, low=0, high=1)       # final rate / peak rate
+    weight_decay: float = setting(0.0, low=0)
+
+
+@dataclass
+class SPENArm(Arm):
+    """SPEN-linear's recipe and sizes; its rates are also the paper's fixed bank's (the oracle, the bounds)."""
+
+    d_model: int = 40                                       # 2 blocks x 3 traces x 40 = 240 numbers
+    alphas: tuple[float, ...] = rates_setting()             # EMA rates, each in (0, 1] (paper: 0.5, 0.1, 0.02)
+
+
+@dataclass
+class TransformerArm(Arm):
+    """The positive control's recipe and width (2 heads)."""
+
+    d_model: int = 64
+
+
+@dataclass
+class Curriculum:
+    """The order in which every arm meets the task (our design; recall circuits start on a long
+    plateau, which a curriculum shortens): the first ``delay_steps`` steps with the answer due at the
+    query itself (delay 0), then the task's delay; the gaps join the mixture in ascending order, one
+    every ``gap_every`` steps (0: all from the start). No run stops as flat before both are done."""
+
+    delay_steps: int = setting(800, low=0)
+    gap_every: int = setting(150, low=0)
+
+
+@dataclass
+class FamilySearch:
+    """The family of fixed banks the bound is maximised over (:func:`paper_lib.bounds.bank_family.family`,
+    rates on a grid of ``grid`` log-spaced values in ``[lo, hi]``) and the search's Monte-Carlo draws:
+    every bank on ``draws`` common draws, the best ``top`` again on ``top_draws``, the best of them on
+    ``final_draws`` fresh ones (the number reported)."""
+
+    grid: int = setting(12, low=3)
+    lo: float = setting(0.005, low=0, low_open=True, high=1)
+    hi: float = setting(0.9, low=0, low_open=True, high=1)
+    draws: int = 600
+    top: int = 12
+    top_draws: int = 6000
+    final_draws: int = 20_000
 
 
 @dataclass
@@ -54,39 +115,28 @@ class Settings:
     delay: int = setting(1, low=0)           # blanks after the query; the answer is due at the last
     gaps: tuple[int, ...] = (2, 8, 16, 32, 64)  # Δ: blanks between the pairs and the query
     sigma: float = setting(0.02, low=0)      # the headline noise per state number per step (the rule's)
-    sigmas: tuple[float, ...] = (0.0, 0.005, 0.02)  # one figure panel each (must include sigma)
-    alphas: tuple[float, ...] = rates_setting()  # the fixed bank's rates
+    sigmas: tuple[float, ...] = (0.0, 0.005, 0.02)  # one figure panel each; must include sigma
     models: tuple[str, ...] = MODELS         # at the headline sigma
-    panel_models: tuple[str, ...] = ("scan", "transformer")  # at the other sigmas
+    panel_models: tuple[str, ...] = ("scan", "lti_scan", "transformer")  # at the other sigmas
     seeds: tuple[int, ...] = (0, 1, 2)       # at the headline sigma (oracle and models)
     panel_seeds: tuple[int, ...] = (0,)      # at the other sigmas
-    d_state: int = 243                       # numbers of the scan's and the GRU's state (3 x 81, the bank's)
+    d_state: int = 243                       # numbers of the scans' and the GRU's state (3 x 81, the bank's)
     d_embed: int = 32                        # their token embedding (dims)
     d_hidden: int = 256                      # their MLP readout's hidden units
-    spen_d_model: int = 40                   # SPEN's width: 2 blocks x 3 traces x 40 = 240 numbers
-    transformer_d_model: int = 64            # the positive control's width (2 heads)
     n_layer: int = 2                         # SPEN's and the Transformer's blocks
-    batch_size: int = 32                     # sequences per step (one gap per step, drawn uniformly)
-    max_steps: int = 2000                    # optimiser steps at most
-    min_steps: int = setting(800, low=0)     # steps before a plateau may stop a run
-    warmup_steps: int = setting(100, low=0)  # linear warmup, then a constant rate (dropped on plateaus)
-    check_every: int = 100                   # steps between validation checks
-    patience: int = 3                        # checks without a gain of tol in mean validation accuracy
-    tol: float = setting(0.005, low=0)       # accuracy gain that counts as progress
-    lr_drops: int = setting(1, low=0)        # rate drops (x lr_factor) before a plateau stops a run
-    lr_factor: float = setting(0.3, low=0, high=1, low_open=True, high_open=True)
-    solved_stop: float = setting(0.99, low=0, low_open=True)  # stop once validation >= this at every gap
-    weight_decay: float = setting(0.0, low=0)  # AdamW on matrices
-    scan_lr: float = setting(3e-3, low=0, low_open=True)
-    gru_lr: float = setting(3e-3, low=0, low_open=True)
-    spen_lr: float = setting(3e-3, low=0, low_open=True)
-    transformer_lr: float = setting(1e-3, low=0, low_open=True)
-    val_sequences: int = 128                 # fixed validation sequences per gap
+    scan: Arm = field(default_factory=Arm)
+    lti_scan: Arm = field(default_factory=lambda: Arm(max_steps=6000))  # learns slowly: a longer cap
+    gru: Arm = field(default_factory=Arm)
+    spen: SPENArm = field(default_factory=SPENArm)
+    transformer: TransformerArm = field(default_factory=TransformerArm)
+    curriculum: Curriculum = field(default_factory=Curriculum)
+    stop: StopRule = field(default_factory=StopRule)  # the stopping rule of every arm (its tol: held-out accuracy)
+    val_sequences: int = 512                 # fixed validation sequences per gap (x gaps: resolves stop.tol)
     test_sequences: int = 1024               # test sequences per gap
-    calibration_steps: int = 600             # steps of the calibration runs (gap 2, seed 0, headline sigma)
-    oracle: UpdateOracleConfig = field(default_factory=lambda: UpdateOracleConfig(max_steps=3000, check_every=100,
-                                                                                  val_sequences=512))
-    bound_samples: int = 20_000              # Monte-Carlo draws of the Bayes bound per gap and sigma
+    calibration_steps: int = 2000            # cap of the calibration runs (gap 2 alone, noise 0, seed 0)
+    oracle: UpdateOracleConfig = field(default_factory=UpdateOracleConfig)
+    family: FamilySearch = field(default_factory=FamilySearch)
+    bound_samples: int = 20_000              # Monte-Carlo draws of the paper bank's Bayes bound per gap and sigma
     bayes_samples: int = 4_000               # draws of the Bayes reader (no genie) per gap and sigma
     workers: int = 2                         # worker processes (one torch thread each)
 
@@ -96,16 +146,18 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
 
     Raises:
         ValueError: unknown profile or setting, a value that does not fit, an unknown model,
-            ``sigma`` not among ``sigmas``, or a task that does not fit (:class:`UpdateTask`).
+            ``sigma`` not among ``sigmas``, a held-out set too small for ``stop.tol``, or a task that
+            does not fit (:class:`UpdateTask`).
     """
     s = check_seeds(configure(Settings(), "update_recall", profile, overrides, PROFILE_SETTINGS))
     bad = sorted((set(s.models) | set(s.panel_models)) - set(MODELS))
     if bad:
         raise ValueError(f"unknown model(s) {', '.join(bad)}; allowed: {', '.join(MODELS)}")
     if s.sigma not in s.sigmas:
-        raise ValueError(f"sigma ({s.sigma:g}) must be one of sigmas {list(s.sigmas)}")
+        raise ValueError(f"update_recall.sigma={s.sigma:g}: must be one of sigmas {list(s.sigmas)} (add it there)")
     if not s.gaps or min(s.gaps) < 0:
-        raise ValueError(f"gaps must be a non-empty list of integers >= 0, got {list(s.gaps)}")
+        raise ValueError(f"update_recall.gaps={list(s.gaps)}: must be a non-empty list of integers >= 0")
+    s.stop.check_heldout(s.val_sequences * len(s.gaps), "update_recall's validation set (val_sequences x gaps)")
     task(s)
     return s
 
@@ -116,19 +168,24 @@ def task(s: Settings) -> UpdateTask:
                       delay=s.delay)
 
 
+def arm(name: str, s: Settings) -> Arm:
+    """The recipe of model ``name``."""
+    return getattr(s, name)
+
+
 def state_size(name: str, s: Settings) -> int:
-    """Numbers each state carries from token to token per sequence: the bank ``S x vocab``, the scan
+    """Numbers each state carries from token to token per sequence: the bank ``S x vocab``, the scans
     and the GRU ``d_state``, SPEN ``n_layer x S x d_model`` (its traces), the Transformer the keys
     and values of every position at the longest gap (``n_layer x 2 x d_model x T``)."""
     t = task(s)
     if name == ORACLE:
-        return len(s.alphas) * t.vocab_size
-    if name in ("scan", "gru"):
+        return len(s.spen.alphas) * t.vocab_size
+    if name in ("scan", "lti_scan", "gru"):
         return s.d_state
     if name == "spen":
-        return s.n_layer * len(s.alphas) * s.spen_d_model
+        return s.n_layer * len(s.spen.alphas) * s.spen.d_model
     if name == "transformer":
-        return s.n_layer * 2 * s.transformer_d_model * t.length(max(s.gaps))
+        return s.n_layer * 2 * s.transformer.d_model * t.length(max(s.gaps))
     raise ValueError(f"unknown state {name!r}; allowed: {ORACLE}, {', '.join(MODELS)}")
 
 
@@ -140,17 +197,17 @@ def build(name: str, s: Settings, sigma: float, seed: int = 0):
     """
     t = task(s)
     torch.manual_seed(seed)
-    if name == "scan":
-        return NoisyScanLM(t.vocab_size, s.d_embed, s.d_state, s.d_hidden, sigma)
+    if name in ("scan", "lti_scan"):
+        return NoisyScanLM(t.vocab_size, s.d_embed, s.d_state, s.d_hidden, sigma, selective=name == "scan")
     if name == "gru":
         return NoisyGRULM(t.vocab_size, s.d_embed, s.d_state, s.d_hidden, sigma)
     block = t.length(max(s.gaps))
     if name == "spen":
-        d = s.spen_d_model
+        d = s.spen.d_model
         return NoisySPEN(SPENConfig(vocab_size=t.vocab_size, n_layer=s.n_layer, d_model=d, d_ff=4 * d,
-                                    d_bottleneck=max(1, d // 2), alphas=tuple(s.alphas), block_size=block), sigma)
+                                    d_bottleneck=max(1, d // 2), alphas=tuple(s.spen.alphas), block_size=block), sigma)
     if name == "transformer":
-        d = s.transformer_d_model
+        d = s.transformer.d_model
         return NoisyTransformer(TransformerConfig(vocab_size=t.vocab_size, n_layer=s.n_layer, d_model=d, n_head=2,
                                                   d_ff=4 * d, block_size=block), sigma)
     raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODELS)}")
@@ -169,64 +226,53 @@ def accuracy(model, batches: Mapping[int, Any], seed: int) -> dict[int, float]:
     return out
 
 
-def train_arm(model, s: Settings, gaps: Sequence[int], lr: float, steps: int, seed: int):
-    """Train ``model`` on fresh sequences, one gap per step (uniform over ``gaps``), loss on the answer.
+def curriculum_steps(s: Settings, gaps: Sequence[int]) -> int:
+    """Steps until the curriculum has reached the task: the delay phase and the last gap's arrival."""
+    return max(s.curriculum.delay_steps if s.delay else 0, s.curriculum.gap_every * (len(gaps) - 1))
 
-    AdamW (betas 0.9/0.98, ``s.weight_decay`` on matrices), linear warmup, then a constant rate;
-    gradients clipped at norm 1. Every ``s.check_every`` steps the accuracy on fixed validation
-    sequences per gap is measured: the run keeps the weights of its best mean, and stops when it
-    solves every gap (``s.solved_stop``), or after ``s.patience`` checks without a gain of ``s.tol``
-    (past ``s.min_steps``) once the rate has been dropped ``s.lr_drops`` times (each plateau before
-    that multiplies it by ``s.lr_factor``), or at ``steps``.
+
+def chance(s: Settings, gaps: Sequence[int] | None = None) -> float:
+    """The stopping rule's chance loss (nats): the loss of the best answer that ignores the keys on the
+    validation sequences, averaged over ``gaps`` (default ``s.gaps``; :func:`keys_ignored_loss`)."""
+    t = task(s)
+    return sum(keys_ignored_loss(t, sample_update(t, d, s.val_sequences, VAL_SEED + d)) for d in gaps or s.gaps) \
+        / len(gaps or s.gaps)
+
+
+def train_arm(model, s: Settings, recipe: Arm, gaps: Sequence[int], seed: int, cap: int | None = None):
+    """Train ``model`` on fresh sequences of ``gaps`` with ``recipe`` and :class:`Curriculum` until the
+    stopping rule ``s.stop`` stops it (:func:`paper_lib.train.train_until_flat`; held out:
+    ``s.val_sequences`` fixed sequences per gap at the task's delay; chance: the loss of the best
+    answer that ignores the keys on them, :func:`chance`, about 1.48 nats where ``ln n_values`` is 2.08:
+    a run that has learned the values but not the keys is still on its plateau).
 
     Returns:
-        the model (best weights, eval mode), the learning curve (rows ``step, gap, val_accuracy, lr,
-        train_loss``) and ``{"steps", "stop"}`` (``solved``, ``plateau`` or ``max_steps``).
+        the model (best held-out weights, eval mode), the learning curve (rows ``step, lr,
+        train_loss, gap, val_accuracy``) and the :class:`~paper_lib.stopping.Stopper` (``reason``, ``steps``).
     """
-    t = task(s)
-    cfg = TrainConfig(steps=steps, batch_size=s.batch_size, seq_len=t.length(max(gaps)), lr=lr,
-                      weight_decay=s.weight_decay, betas=(0.9, 0.98), seed=seed)
-    opt = make_optimizer(model, cfg)
+    t, gaps = task(s), sorted(int(d) for d in gaps)
+    first = replace(t, delay=0)
+    steps = cap or recipe.max_steps
+    cfg = TrainConfig(steps=steps, batch_size=recipe.batch_size, seq_len=t.length(max(gaps)), lr=recipe.lr,
+                      min_lr_frac=recipe.min_lr_frac, warmup_steps=min(recipe.warmup_steps, steps - 1),
+                      weight_decay=recipe.weight_decay, grad_clip=1.0, betas=(0.9, 0.98), seed=seed)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
     val = {d: sample_update(t, d, s.val_sequences, VAL_SEED + d) for d in gaps}
+    c = s.curriculum
+
+    def step_loss(step: int) -> torch.Tensor:
+        ready = gaps[: 1 + (step - 1) // c.gap_every] if c.gap_every else gaps
+        d = ready[int(torch.randint(len(ready), (1,), generator=gen))]
+        b = sample_update(first if step <= c.delay_steps else t, d, recipe.batch_size, gen)
+        return F.cross_entropy(model(b.inputs), b.targets[:, -1])
+
+    stopper = Stopper(s.stop, steps, chance(s, gaps), s.val_sequences * len(gaps), min_steps=curriculum_steps(s, gaps))
     torch.manual_seed(seed)
-    curve, best, best_state, stale, drops, rate, stop, step = [], -1.0, None, 0, 0, lr, "max_steps", 0
-    model.train()
-    for step in range(1, steps + 1):
-        for g in opt.param_groups:
-            g["lr"] = rate * min(1.0, step / max(1, s.warmup_steps))
-        d = gaps[int(torch.randint(len(gaps), (1,), generator=gen))]
-        b = sample_update(t, d, s.batch_size, gen)
-        loss = F.cross_entropy(model(b.inputs), b.targets[:, -1])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        if step % s.check_every and step < steps:
-            continue
-        acc = accuracy(model, val, VAL_SEED)
-        model.train()
-        curve += [{"step": step, "gap": k, "val_accuracy": v, "lr": rate, "train_loss": float(loss.detach())} for k, v in acc.items()]
-        mean = sum(acc.values()) / len(acc)
-        if mean > best + s.tol or best_state is None:
-            best, best_state, stale = max(mean, best), copy.deepcopy(model.state_dict()), 0
-        else:
-            stale += 1
-        if min(acc.values()) >= s.solved_stop:
-            stop = "solved"
-            break
-        if stale >= s.patience and step >= s.min_steps:
-            if drops >= s.lr_drops:
-                stop = "plateau"
-                break
-            drops, rate, stale = drops + 1, rate * s.lr_factor, 0
-    model.load_state_dict(best_state)
-    model.eval()
-    return model, curve, {"steps": step, "stop": stop}
-
-
-def _lr(name: str, s: Settings) -> float:
-    return getattr(s, f"{name}_lr")
+    rows = train_until_flat(model, step_loss, lambda: {str(d): a for d, a in accuracy(model, val, VAL_SEED).items()},
+                            cfg, stopper)
+    curve = [{"step": r["step"], "lr": r["lr"], "train_loss": r["train_loss"], "gap": d, "val_accuracy": r[str(d)]}
+             for r in rows for d in gaps]
+    return model, curve, stopper
 
 
 def test_batches(s: Settings, gaps: Sequence[int] | None = None) -> dict:
@@ -236,49 +282,58 @@ def test_batches(s: Settings, gaps: Sequence[int] | None = None) -> dict:
 
 def _job(s: Settings, kind: str, name: str, sigma: float, seed: int) -> dict:
     """One unit of work, module-level for the worker processes: ``kind`` ``"model"`` (train a model
-    on every gap), ``"calibration"`` (gap 2 only, ``s.calibration_steps``), ``"oracle"`` (fit the bank
-    oracle) or ``"bound"`` (``seed`` is the gap). Returns ``{"rows": [...], "curve": [...]}``."""
+    on every gap), ``"calibration"`` (gap 2 alone, noise 0, capped at ``s.calibration_steps``),
+    ``"oracle"`` (fit the paper bank's oracle), ``"bound"`` (``seed`` is the gap) or ``"family"`` (the
+    family's best bank at gap ``seed``). Returns ``{"rows": [...], "curve": [...]}``."""
     t = task(s)
     if kind == "bound":
-        gap = seed
-        top = update_bound(t, gap, s.alphas, sigma, s.bound_samples, seed=TEST_SEED + gap)
-        dense = update_bound(t, gap, s.alphas, dense_sigma(sigma, t.vocab_size), s.bound_samples, seed=TEST_SEED + gap)
+        gap, a = seed, s.spen.alphas
+        top = update_bound(t, gap, a, sigma, s.bound_samples, seed=TEST_SEED + gap)
+        dense = update_bound(t, gap, a, dense_sigma(sigma, t.vocab_size), s.bound_samples, seed=TEST_SEED + gap)
         bayes = 1.0 if sigma == 0 else bayes_accuracy(*_bayes_draws(s, gap, sigma))
         return {"rows": [{"sigma": sigma, "gap": gap, "bound": top["acc"], "bound_se": top["se"],
                           "dense_bound": dense["acc"], "dense_se": dense["se"], "bayes": bayes}], "curve": []}
+    if kind == "family":
+        f = s.family
+        banks = bank_family.family(s.d_state, t.vocab_size, f.lo, f.hi, f.grid)
+        table = bank_family.search(t, [seed], sigma, banks, f.draws, TEST_SEED)
+        best = bank_family.best_banks(table, t, sigma, f.top, f.top_draws, f.final_draws, 2 * TEST_SEED)
+        return {"rows": best.assign(sigma=sigma, banks=len(banks)).to_dict("records"),
+                "curve": table.assign(sigma=sigma).to_dict("records")}
     if kind == "oracle":
-        model, curve, info = fit_update_oracle(t, s.gaps, s.alphas, sigma, s.oracle, seed=seed)
-        acc = oracle_accuracy(model, t, s.gaps, s.alphas, sigma, s.test_sequences, TEST_SEED)
+        model, curve, info = fit_update_oracle(t, s.gaps, s.spen.alphas, sigma, s.oracle, seed=seed, rule=s.stop)
+        acc = oracle_accuracy(model, t, s.gaps, s.spen.alphas, sigma, s.test_sequences, TEST_SEED)
         rows = [{"model": ORACLE, "sigma": sigma, "seed": seed, "gap": d, "accuracy": a, "steps": info["steps"],
-                 "converged": info[d]} for d, a in acc.items()]
+                 "stop": info["stop"]} for d, a in acc.items()]
         return {"rows": rows, "curve": [{**r, "model": ORACLE, "sigma": sigma, "seed": seed} for r in curve]}
     gaps = (min(s.gaps),) if kind == "calibration" else tuple(s.gaps)
-    steps = s.calibration_steps if kind == "calibration" else s.max_steps
     model = build(name, s, sigma, seed)
-    model, curve, info = train_arm(model, s, gaps, _lr(name, s), steps, seed)
+    model, curve, stop = train_arm(model, s, arm(name, s), gaps, seed,
+                                   cap=s.calibration_steps if kind == "calibration" else None)
     acc = accuracy(model, test_batches(s, gaps), TEST_SEED)
-    rows = [{"model": name, "sigma": sigma, "seed": seed, "gap": d, "accuracy": a, "steps": info["steps"],
-             "stop": info["stop"], "parameters": count_params(model)} for d, a in acc.items()]
+    rows = [{"model": name, "sigma": sigma, "seed": seed, "gap": d, "accuracy": a, "steps": int(stop.steps[0]),
+             "stop": stop.reason, "parameters": count_params(model)} for d, a in acc.items()]
     return {"rows": rows, "curve": [{**r, "model": name, "sigma": sigma, "seed": seed} for r in curve]}
 
 
 def _bayes_draws(s: Settings, gap: int, sigma: float) -> tuple:
-    """``(y, batch, task, mu, var)`` for :func:`paper_lib.update_bound.bayes_accuracy`: the query blocks
-    of ``s.bayes_samples`` test-seeded sequences drawn from the model."""
+    """``(y, batch, task, mu, var)`` for :func:`paper_lib.bounds.update_bound.bayes_accuracy`: the query
+    blocks of ``s.bayes_samples`` test-seeded sequences drawn from the model."""
     b = sample_update(task(s), gap, s.bayes_samples, TEST_SEED + gap)
-    y, mu, var = analytic_block(b, task(s), s.alphas, sigma, torch.Generator().manual_seed(TEST_SEED))
+    y, mu, var = analytic_block(b, task(s), s.spen.alphas, sigma, torch.Generator().manual_seed(TEST_SEED))
     return y, b, task(s), mu, var
 
 
-RUN_COST = {"gru": 122, "scan": 78, "spen": 62, "transformer": 82, ORACLE: 36, "bound": 1, "calibration": 12}
-"""CPU seconds of a run at the cpu profile at most (its steps x the CPU seconds per step measured on the
-shared machine, validation included; only the order matters)."""
+RUN_COST = {"gru": 200, "lti_scan": 110, "scan": 110, "spen": 120, "transformer": 120, ORACLE: 60, "bound": 2,
+            "family": 40, "calibration": 20}
+"""CPU seconds of a job at the cpu profile, about (measured on the shared machine; only the order matters)."""
 
 
 def jobs(s: Settings) -> list[tuple]:
     """Every ``(kind, name, sigma, seed)`` of the notebook: the models and the oracle at the headline
     sigma on ``s.seeds`` and at the other sigmas on ``s.panel_seeds``, the bounds at every sigma and
-    gap, and the calibration runs (gap 2, seed 0, headline sigma)."""
+    gap, the family's best bank at the headline sigma and every gap, and the calibration runs (gap 2,
+    noise 0, seed 0)."""
     out = []
     for sigma in s.sigmas:
         head = sigma == s.sigma
@@ -286,27 +341,32 @@ def jobs(s: Settings) -> list[tuple]:
         out += [("model", m, sigma, seed) for m in models for seed in seeds]
         out += [("oracle", ORACLE, sigma, seed) for seed in seeds]
         out += [("bound", "bound", sigma, d) for d in s.gaps]
-    out += [("calibration", m, s.sigma, 0) for m in s.models]
+    out += [("family", "family", s.sigma, d) for d in s.gaps]
+    out += [("calibration", m, 0.0, 0) for m in s.models]
     return out
 
 
 def _cost(job: tuple) -> float:
     kind, name = job[1], job[2]                                        # (s, kind, name, sigma, seed)
-    return RUN_COST["calibration"] if kind == "calibration" else RUN_COST.get(name, RUN_COST["bound"])
+    return RUN_COST[kind] if kind in ("calibration", "family") else RUN_COST.get(name, RUN_COST["bound"])
 
 
 def run_all(s: Settings, progress=None) -> dict[str, pd.DataFrame]:
     """Run :func:`jobs` in ``s.workers`` processes (costliest first); every job seeds itself, so the
-    numbers do not depend on the workers. Returns ``{"results", "curves", "bounds", "calibration",
-    "calibration_curves"}`` DataFrames (accuracies are fractions of answers)."""
+    numbers do not depend on the workers. Returns ``{"results", "curves", "bounds", "family",
+    "family_search", "calibration", "calibration_curves"}`` DataFrames (accuracies are fractions)."""
     todo = jobs(s)
     done = parallel_map(_job, [(s, *j) for j in todo], workers=s.workers, progress=progress is not None,
                         bar=progress, cost=_cost)
-    out: dict[str, list] = {"results": [], "curves": [], "bounds": [], "calibration": [], "calibration_curves": []}
+    keys = {"bound": ("bounds", None), "family": ("family", "family_search"),
+            "calibration": ("calibration", "calibration_curves")}
+    out: dict[str, list] = {k: [] for k in ("results", "curves", "bounds", "family", "family_search", "calibration",
+                                            "calibration_curves")}
     for (kind, *_), r in zip(todo, done, strict=True):
-        key = {"bound": "bounds", "calibration": "calibration"}.get(kind, "results")
-        out[key] += r["rows"]
-        out["calibration_curves" if kind == "calibration" else "curves"] += r["curve"]
+        rows, curve = keys.get(kind, ("results", "curves"))
+        out[rows] += r["rows"]
+        if curve:
+            out[curve] += r["curve"]
     return {k: pd.DataFrame(v) for k, v in out.items()}
 
 
@@ -317,49 +377,31 @@ def baselines(s: Settings) -> pd.DataFrame:
                          for d, b in test_batches(s).items()])
 
 
-def update_metrics(results: pd.DataFrame, bounds: pd.DataFrame, base: pd.DataFrame, s: Settings,
-                   sigma: float | None = None) -> dict[str, list[float]]:
-    """``metrics.json``'s numbers at ``sigma`` (default the headline): per seed
-    ``update_acc_<state>_<gap>`` and ``update_oracle_converged_<gap>`` (1 where the oracle's fit was
-    flat at that gap); one number each: ``update_bound_<gap>``, ``update_bound_dense_<gap>``,
-    ``update_bayes_<gap>``, ``update_baseline_any_<gap>``, ``update_baseline_keys`` (pooled over the
-    gaps), ``update_state_<state>`` (numbers per sequence) and ``update_sigma``."""
-    sigma = s.sigma if sigma is None else sigma
-    r = results[results.sigma == sigma]
-    m: dict[str, list[float]] = {}
-    for (name, d), g in r.groupby(["model", "gap"]):
-        m[f"update_acc_{name}_{d}"] = g.sort_values("seed").accuracy.astype(float).tolist()
-        if name == ORACLE:
-            m[f"update_oracle_converged_{d}"] = g.sort_values("seed").converged.astype(float).tolist()
-    for row in bounds[bounds.sigma == sigma].itertuples():
-        m[f"update_bound_{row.gap}"], m[f"update_bound_dense_{row.gap}"] = [row.bound], [row.dense_bound]
-        m[f"update_bayes_{row.gap}"] = [row.bayes]
-    for row in base.itertuples():
-        m[f"update_baseline_any_{row.gap}"] = [row.any_value]
-    m["update_baseline_keys"] = [float(base.keys_ignored.mean())]
-    for name in (ORACLE,) + tuple(s.models):
-        m[f"update_state_{name}"] = [float(state_size(name, s))]
-    m["update_sigma"] = [float(sigma)]
-    return m
-
-
 def budget_table(s: Settings) -> pd.DataFrame:
     """Parameters and the state each model carries from token to token (in words and in numbers per
-    sequence, :func:`state_size`)."""
+    sequence, :func:`state_size`), and each arm's recipe."""
     t = task(s)
-    words = {ORACLE: f"{len(s.alphas)} fixed traces x {t.vocab_size} one-hot codes, noisy",
+    words = {ORACLE: f"{len(s.spen.alphas)} fixed traces x {t.vocab_size} one-hot codes, noisy",
              "scan": f"{s.d_state} channels, input-dependent decay, noisy",
+             "lti_scan": f"{s.d_state} channels, learned constant decay, noisy",
              "gru": f"{s.d_state} gated numbers, noisy",
-             "spen": f"{s.n_layer} blocks x {len(s.alphas)} fixed traces x {s.spen_d_model}, noisy",
+             "spen": f"{s.n_layer} blocks x {len(s.spen.alphas)} fixed traces x {s.spen.d_model}, noisy",
              "transformer": "keys and values of every earlier token (noisy), counted at the longest gap"}
     rows = []
-    for name in UPDATE_STATES:
+    for name in (ORACLE,) + tuple(s.models):
         if name == ORACLE:
-            n_feat = len(s.alphas) * t.vocab_size + t.n_values * len(s.alphas) + t.n_keys + len(s.gaps)
-            n = count_params(UpdateOracle(n_feat, t.n_values, s.oracle.hidden))
+            n_feat = len(s.spen.alphas) * t.vocab_size + t.n_values * len(s.spen.alphas) + t.n_keys + len(s.gaps)
+            n, recipe = count_params(UpdateOracle(n_feat, t.n_values, s.oracle.hidden)), s.oracle
         else:
             with torch.device("meta"):
                 n = count_params(build(name, s, s.sigma))
+            recipe = arm(name, s)
         rows.append({"model": UPDATE_STATES[name], "parameters": n, "state": words[name],
-                     "state_numbers": state_size(name, s)})
+                     "state numbers": state_size(name, s), "peak learning rate": f"{recipe.lr:g}",
+                     "step cap": recipe.max_steps, "batch": recipe.batch_size})
     return pd.DataFrame(rows)
+
+
+def state_sizes(s: Settings) -> dict[str, int]:
+    """:func:`state_size` of the paper bank's oracle and every model of ``s.models``."""
+    return {name: state_size(name, s) for name in (ORACLE,) + tuple(s.models)}

@@ -174,13 +174,17 @@ class DepthProbe(nn.Module):
         cp = torch.baddbmm(self.copy_b[:, None], n[:, :, -1], self.copy_w)
         return (st[0], cp[0]) if squeeze else (st, cp)
 
-    def loss(self, x0: Tensor, a: Tensor, s: Tensor) -> Tensor:
-        """Sum over copies of: the cross-entropy of the states at every layer (mean) plus that of
-        the copy of ``x0`` (nats; summed so each copy's gradient is its own loss's)."""
+    def losses(self, x0: Tensor, a: Tensor, s: Tensor) -> Tensor:
+        """``(G,)`` per copy: the cross-entropy of the states at every layer (mean) plus that of the
+        copy of ``x0`` (nats)."""
         st, cp = self(x0, a)
         if x0.ndim == 1:
             st, cp, x0, s = st[None], cp[None], x0[None], s[None]
         G = st.shape[0]
         ls = F.cross_entropy(st.flatten(0, 2), s.flatten(), reduction="none").view(G, -1).mean(1)
         lc = F.cross_entropy(cp.flatten(0, 1), x0.flatten(), reduction="none").view(G, -1).mean(1)
-        return (ls + lc).sum()
+        return ls + lc
+
+    def loss(self, x0: Tensor, a: Tensor, s: Tensor) -> Tensor:
+        """:meth:`losses` summed over copies (so each copy's gradient is its own loss's)."""
+        return self.losses(x0, a, s).sum()

@@ -9,17 +9,9 @@ from scipy import stats as _st
 
 
 def mean_ci95(values: Iterable[float]) -> dict[str, float]:
-    """Mean and the half-width of a 95% Student-t confidence interval over seeds.
-
-    Args:
-        values: one number per seed (any unit; the result has the same unit).
-
-    Returns:
-        ``{"mean": m, "ci95": h, "n": n}``; ``ci95`` is ``nan`` for a single value.
-
-    Raises:
-        ValueError: no values, or a non-finite value.
-    """
+    """``{"mean": m, "ci95": h, "n": n}``: the mean of ``values`` (one number per seed, any unit) and the
+    half-width of a 95% Student-t confidence interval over seeds (``nan`` for a single value).
+    Raises ValueError: no values, or a non-finite value."""
     v = np.asarray(list(values), dtype=float)
     if v.size == 0:
         raise ValueError("mean_ci95 needs at least one value, got none")
@@ -33,14 +25,8 @@ def mean_ci95(values: Iterable[float]) -> dict[str, float]:
 
 
 def format_mean_ci(values: Iterable[float] | dict, digits: int = 3, unit: str = "") -> str:
-    """``"0.955 ± 0.003 (n=5)"``: mean and 95% CI half-width over seeds, for tables and prose.
-
-    Args:
-        values: per-seed numbers, or a :func:`mean_ci95` summary ``{"mean", "ci95", "n"}``.
-        digits: decimals. unit: appended to the mean (e.g. ``" nats"``).
-
-    With one seed there is no interval: ``"0.955 (n=1, no interval)"``.
-    """
+    """``"0.955 ± 0.003 (n=5)"``: mean and 95% CI half-width over seeds of ``values`` (per-seed numbers, or a
+    :func:`mean_ci95` summary), ``digits`` decimals, ``unit`` after the mean; one seed: ``"0.955 (n=1, no interval)"``."""
     s = dict(values) if isinstance(values, dict) else mean_ci95(values)
     n = int(s.get("n", 1))
     ci = s.get("ci95")

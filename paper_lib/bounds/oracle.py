@@ -13,9 +13,9 @@ answer). The reader is a factored bilinear map (our design: the paper is silent)
 
 with ``rank`` products; a rank of at least the number of distinct (key, value) bindings can
 represent the exact lookup "the trace coordinate of the pair token whose key is the query".
-It is fitted with the house's recipe (:func:`paper_lib.train.make_optimizer`, :func:`paper_lib.train.lr_at`)
-on fresh sequences for ``steps`` steps (the final training loss is returned, so "fitted to
-convergence" can be checked against it).
+It is fitted with the house's recipe and the one stopping rule (:func:`paper_lib.train.train_until_flat`)
+on fresh sequences until its held-out accuracy is flat, capped at ``steps`` (its stop reason is
+returned, so "fitted to convergence" can be checked).
 
 **Its own capacity caveat.** The oracle is a lower bound on what the traces hold, not the bound
 itself: what it recovers, the traces contain; what it misses may be its own limit (rank, fixed
@@ -39,10 +39,11 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from .data.mqar import MQARTask, query_accuracy, sample_mqar
-from .ema import PAPER_ALPHAS, check_alphas, ema_traces
-from .pipeline.settings import setting
-from .train import TrainConfig, lr_at, make_optimizer
+from ..data.mqar import MQARTask, query_accuracy, sample_mqar
+from ..ema import PAPER_ALPHAS, check_alphas, ema_traces
+from ..pipeline.settings import setting
+from ..stopping import Stopper, StopRule, label_entropy
+from ..train import TrainConfig, train_until_flat
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class OracleConfig:
     Attributes:
         d_model: width of the fixed embedding and of each trace (dims; SPEN's first block's).
         alphas: the trace rates (SPEN's; paper: 0.5, 0.1, 0.02).
-        rank: products of the bilinear reader. steps: optimiser steps of the fit.
+        rank: products of the bilinear reader. steps: the fit's step cap.
         lr: peak learning rate (AdamW, warmup then cosine to 0). batch_size: sequences per step.
         warmup_steps: linear warmup (steps).
     """
@@ -118,38 +119,70 @@ class TraceOracle(nn.Module):
 
 
 def fit_oracle(task: MQARTask, n_pairs: int | Sequence[int], cfg: OracleConfig, seed: int = 0,
-               generator_seed: int | None = None) -> tuple[TraceOracle, float]:
-    """Fit a :class:`TraceOracle` on fresh ``task`` sequences (a mixture over ``n_pairs``).
+               generator_seed: int | None = None, rule: StopRule | None = None, val_sequences: int = 2500,
+               val_seed: int = 10_007):
+    """Fit a :class:`TraceOracle` on fresh ``task`` sequences (a mixture over ``n_pairs``) until the
+    stopping rule ``rule`` (default :class:`~paper_lib.stopping.StopRule`) stops it, capped at ``cfg.steps``.
 
     ``seed`` fixes the embeddings and the reader's start; the training stream is seeded by
-    ``generator_seed`` (default ``1000 * seed + 7``). Loss: cross-entropy on answers only.
-    Returns the oracle (eval mode) and its final training loss (nats per answer).
+    ``generator_seed`` (default ``1000 * seed + 7``). Loss: cross-entropy on answers only. Held out:
+    ``val_sequences`` sequences per ``N`` (drawn with ``val_seed + N``, as the notebooks' validation);
+    chance: the loss of the best answer that ignores the keys (:func:`keys_ignored_loss`).
+
+    Returns:
+        the oracle (its best held-out weights, eval mode), its learning curve (rows ``step, lr,
+        train_loss, n_pairs, val_accuracy``) and the :class:`~paper_lib.stopping.Stopper`.
 
     Raises:
-        ValueError: ``cfg.d_model`` or the task does not fit (:meth:`MQARTask.check`).
+        ValueError: ``cfg.d_model`` or the task does not fit (:meth:`MQARTask.check`); a held-out set
+            too small for ``rule.tol``.
     """
-    for n in [n_pairs] if isinstance(n_pairs, int) else list(n_pairs):
+    ns = [n_pairs] if isinstance(n_pairs, int) else [int(n) for n in n_pairs]
+    for n in ns:
         task.check(n)
     model = TraceOracle(task, cfg, seed)
     tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, seq_len=task.seq_len, lr=cfg.lr, min_lr_frac=0.0,
-                     warmup_steps=cfg.warmup_steps, weight_decay=0.0, grad_clip=1.0, betas=(0.9, 0.98), seed=seed)
-    opt = make_optimizer(model, tc)
+                     warmup_steps=min(cfg.warmup_steps, cfg.steps - 1), weight_decay=0.0, grad_clip=1.0,
+                     betas=(0.9, 0.98), seed=seed)
     gen = torch.Generator().manual_seed(1000 * seed + 7 if generator_seed is None else generator_seed)
-    loss = torch.tensor(float("nan"))
-    model.train()
-    for step in range(cfg.steps):
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, tc)
-        b = sample_mqar(task, n_pairs, cfg.batch_size, gen)
+    val = {n: sample_mqar(task, n, val_sequences, val_seed + n) for n in ns}
+
+    def step_loss(step: int) -> Tensor:
+        b = sample_mqar(task, ns, cfg.batch_size, gen)
         h, q = model.features(b.inputs)
         mask = b.targets != -100                                         # read the answer positions only
-        loss = nn.functional.cross_entropy(model.read(h[mask], q[mask]), b.targets[mask])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
-        opt.step()
-    model.eval()
-    return model, float(loss.detach())
+        return nn.functional.cross_entropy(model.read(h[mask], q[mask]), b.targets[mask])
+
+    def heldout() -> dict[str, float]:
+        return {str(n): (lambda rt: rt[0] / rt[1])(query_accuracy(model(b.inputs)[0], b.targets)) for n, b in val.items()}
+
+    chance = sum(keys_ignored_loss(task, b.inputs, b.targets) for b in val.values()) / len(val)
+    stopper = Stopper(rule or StopRule(), cfg.steps, chance, val_sequences * len(val))
+    rows = train_until_flat(model, step_loss, heldout, tc, stopper)
+    curve = [{"step": r["step"], "lr": r["lr"], "train_loss": r["train_loss"], "n_pairs": n, "val_accuracy": r[str(n)]}
+             for r in rows for n in ns]
+    return model, curve, stopper
+
+
+def _value_counts(task: MQARTask, inputs: Tensor) -> Tensor:
+    """``(B, V)`` how often each value occurs among a sequence's pairs."""
+    K, V = task.n_keys, task.n_values
+    if task.single_hop:
+        is_pair = (inputs > K + V) & (inputs < task.distractor_base)
+        value = torch.where(is_pair, (inputs - K - V - 1) % V, 0)
+    else:
+        is_pair = (inputs > K) & (inputs <= K + V)
+        value = torch.where(is_pair, inputs - K - 1, 0)
+    return torch.zeros(inputs.shape[0], V).scatter_add_(1, value, is_pair.float())
+
+
+def _answers(inputs: Tensor, targets: Tensor) -> tuple[Tensor, Tensor]:
+    if inputs.shape != targets.shape or inputs.dim() != 2:
+        raise ValueError(f"inputs and targets must both be (B, T), got {tuple(inputs.shape)}, {tuple(targets.shape)}")
+    mask = targets != -100
+    if not mask.any():
+        raise ValueError("no answer position to score (every target is -100)")
+    return mask.nonzero(as_tuple=True)[0], mask
 
 
 @torch.no_grad()
@@ -163,23 +196,23 @@ def keys_ignored_baseline(task: MQARTask, inputs: Tensor, targets: Tensor) -> fl
     Raises:
         ValueError: shapes differ, or no answer to score.
     """
-    if inputs.shape != targets.shape or inputs.dim() != 2:
-        raise ValueError(f"inputs and targets must both be (B, T), got {tuple(inputs.shape)}, {tuple(targets.shape)}")
-    K, V = task.n_keys, task.n_values
-    if task.single_hop:
-        is_pair = (inputs > K + V) & (inputs < task.distractor_base)
-        value = torch.where(is_pair, (inputs - K - V - 1) % V, 0)
-    else:
-        is_pair = (inputs > K) & (inputs <= K + V)
-        value = torch.where(is_pair, inputs - K - 1, 0)
-    counts = torch.zeros(inputs.shape[0], V).scatter_add_(1, value, is_pair.float())    # (B, V)
+    rows, mask = _answers(inputs, targets)
+    counts = _value_counts(task, inputs)                                               # (B, V)
     modes = counts == counts.max(dim=1, keepdim=True).values                          # (B, V)
-    mask = targets != -100
-    if not mask.any():
-        raise ValueError("no answer position to score (every target is -100)")
-    rows = mask.nonzero(as_tuple=True)[0]
-    hit = modes[rows, targets[mask] - K - 1].float() / modes[rows].sum(1)
+    hit = modes[rows, targets[mask] - task.n_keys - 1].float() / modes[rows].sum(1)
     return float(hit.mean())
+
+
+@torch.no_grad()
+def keys_ignored_loss(task: MQARTask, inputs: Tensor, targets: Tensor) -> float:
+    """The cross-entropy (nats per answer) of the best answer that ignores the keys: each value with
+    the share of the sequence's pairs that hold it. The loss a recall model sits at before it binds
+    keys to values (the stopping rule's chance loss, :mod:`paper_lib.stopping`). Raises ValueError as
+    :func:`keys_ignored_baseline`."""
+    rows, mask = _answers(inputs, targets)
+    counts = _value_counts(task, inputs)
+    p = counts[rows, targets[mask] - task.n_keys - 1] / counts[rows].sum(1)
+    return float(-p.clamp_min(1e-12).log().mean())
 
 
 def baseline_by_pairs(task: MQARTask, n_pairs: Sequence[int], n_seqs: int, seed: int) -> dict[int, float]:
@@ -212,14 +245,17 @@ class LagOracleConfig:
 
     Attributes:
         hidden: units of each hidden layer. layers: hidden layers (1 or 2; ReLU).
-        max_steps: Adam steps at most. lr: Adam's learning rate (constant).
+        max_steps: Adam steps at most (the stopping rule's cap). lr: Adam's learning rate (constant).
         batch_sequences: fresh sequences per step (every scored position of each is a row).
-        eval_every: steps between validation checks. patience: checks without a better
-            validation accuracy before a reader stops (early stopping; its best weights are kept).
-        min_steps: steps before a check may count as stale (no reader stops earlier: a reader on
-            a slow start is not taken for a plateau). A reader that runs all ``max_steps`` was
-            still improving: its accuracy is a lower bound (not converged).
+        eval_every: steps between validation checks. patience: checks over which a reader whose
+            validation accuracy gains less than ``tol`` is flat (it stops; its best weights are kept).
+        tol: that gain (a fraction; the validation rows must resolve it, :mod:`paper_lib.stopping`).
+        min_steps: steps before a reader may stop as flat.
         val_sequences: held-out sequences of the validation split (never trained on, never scored).
+
+    Each reader stops by the one stopping rule (:mod:`paper_lib.stopping`): solved (every validation
+    row right), flat, or at ``max_steps`` (still improving, or never off the chance loss, the entropy
+    of its validation labels); why is returned per lag.
     """
 
     hidden: int = setting(256, low=1)            # units per hidden layer
@@ -229,8 +265,13 @@ class LagOracleConfig:
     batch_sequences: int = setting(16, low=1)    # sequences per step
     eval_every: int = setting(25, low=1)         # steps
     patience: int = setting(8, low=1)            # validation checks
-    min_steps: int = setting(500, low=0)         # steps before early stopping may start
-    val_sequences: int = setting(16, low=1)      # sequences
+    tol: float = setting(0.01, low=0, low_open=True)  # validation accuracy gain that counts as progress
+    min_steps: int = setting(500, low=0)         # steps before a reader may stop as flat
+    val_sequences: int = setting(40, low=1)      # sequences
+
+    def rule(self) -> StopRule:
+        """The stopping rule of every reader (checks every ``eval_every`` steps; solved only when perfect)."""
+        return StopRule(check_every=self.eval_every, patience=self.patience, tol=self.tol, solved=1.0)
 
 
 def lag_rows(states: Tensor, labels: Tensor, lag: int, min_pos: int) -> tuple[Tensor, Tensor]:
@@ -294,15 +335,16 @@ class LagOracle(nn.Module):
 
 
 def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cfg: LagOracleConfig,
-                   seed: int = 0, history: list | None = None) -> tuple[LagOracle, dict[int, float]]:
-    """Fit a :class:`LagOracle` on fresh sequences, early-stopped on a held-out split.
+                   seed: int = 0, history: list | None = None) -> tuple[LagOracle, dict[int, int], dict[int, str]]:
+    """Fit a :class:`LagOracle` on fresh sequences, each lag's reader until the one stopping rule stops it.
 
     ``sample(n_seq, generator)`` -> ``(states (n_seq, T, F) float, labels (n_seq, T) int64 in
     [0, n_classes))``: draws sequences of the process and runs the fixed state over them (a
     synthetic task gives as many as we want, so the reader is limited by the state and its own
     capacity, not by a finite training set). The validation split is drawn first (generator seeded
     ``seed``), then one fresh batch per step; each lag's reader keeps its weights of best validation
-    accuracy and stops after ``patience`` checks without a better one. Loss: cross-entropy.
+    accuracy and stops by :meth:`LagOracleConfig.rule` (:class:`paper_lib.stopping.Stopper`, one run
+    per reader; chance: the entropy of its validation labels). Loss: cross-entropy.
 
     ``history``: when a list, one row per (check, lag of a reader still training) is appended:
     ``{"step", "lag", "train_loss"`` (mean cross-entropy of the fresh batches since the previous
@@ -310,10 +352,11 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
     unseen data), ``"val_loss"`` (nats), ``"val_acc"}`` (fraction): the convergence curve.
 
     Returns:
-        the oracle (eval mode, the best weights) and ``{lag: steps run}``.
+        the oracle (eval mode, the best weights), ``{lag: steps run}`` and ``{lag: why it stopped}``
+        (:data:`paper_lib.stopping.REASONS`).
 
     Raises:
-        ValueError: no lag, or a lag above ``min_pos``.
+        ValueError: no lag, a lag above ``min_pos``, or validation rows too few for ``cfg.tol``.
     """
     if not lags or max(lags) > min_pos or min(lags) < 0:
         raise ValueError(f"lags must be non-empty, in [0, min_pos={min_pos}], got {list(lags)}")
@@ -324,52 +367,49 @@ def fit_lag_oracle(sample, n_classes: int, lags: Sequence[int], min_pos: int, cf
     model.mean.copy_(Xv.mean(0))
     model.std.copy_(Xv.std(0).clamp_min(1e-6))
     model.majority.copy_(torch.stack([torch.bincount(y, minlength=n_classes).argmax() for y in yv]))
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     G = len(model.lags)
-    best = torch.full((G,), -1.0)
+    chance = [label_entropy(y.numpy(), n_classes) for y in yv]
+    stopper = Stopper(cfg.rule(), cfg.max_steps, chance, len(Xv), runs=G, min_steps=cfg.min_steps)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     best_params = [p.detach().clone() for p in model.parameters()]
-    stale, steps = torch.zeros(G, dtype=torch.long), torch.zeros(G, dtype=torch.long)
-    window = torch.zeros(G)                                              # fresh-batch loss summed since the last check
+    window, since, step = torch.zeros(G), 0, 0                           # fresh-batch loss summed since the last check
     for step in range(1, cfg.max_steps + 1):
         X, y = model.rows(*sample(cfg.batch_sequences, gen), min_pos)
-        live = (stale < cfg.patience).nonzero()[:, 0]                    # readers still training
-        if len(live) < G:                                                # a stopped reader costs nothing more
-            logits, y = model(X, live), y.index_select(0, live)          # (G', N, C), (G', N)
-        else:
-            logits = model(X)                                            # (G, N, C)
+        live = torch.from_numpy(stopper.running.nonzero()[0])            # readers still training
+        logits, y = model(X, live), y.index_select(0, live)              # (G', N, C), (G', N)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(len(y), -1).mean(1)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()                                            # independent readers: sum of their losses
         # (a stopped reader gets a zero gradient; Adam's momentum still moves it, but its best
         # weights were kept when it stopped and are restored below, so the result is as before)
         opt.step()
-        steps += (stale < cfg.patience).long()
+        window.index_add_(0, live, loss.detach())
+        since += 1
+        if step % cfg.eval_every and step < cfg.max_steps:
+            continue
+        model.eval()
+        with torch.no_grad():
+            val_logits = model(Xv)
+            acc = (val_logits.argmax(-1) == yv).float().mean(1)
+        model.train()
+        was = stopper.running.copy()
+        done = stopper.update(step, (window / since).numpy(), acc.numpy())
         if history is not None:
-            window.index_add_(0, live, loss.detach())
-        if step % cfg.eval_every == 0 or step == cfg.max_steps:
-            model.eval()
-            with torch.no_grad():
-                val_logits = model(Xv)
-                acc = (val_logits.argmax(-1) == yv).float().mean(1)
-            model.train()
-            if history is not None:
-                val_loss = nn.functional.cross_entropy(val_logits.flatten(0, 1), yv.flatten(), reduction="none")
-                val_loss = val_loss.view(G, -1).mean(1)
-                n_since = step - (step - 1) // cfg.eval_every * cfg.eval_every
-                history += [{"step": step, "lag": model.lags[g], "train_loss": float(window[g]) / n_since,
-                             "val_loss": float(val_loss[g]), "val_acc": float(acc[g])}
-                            for g in range(G) if stale[g] < cfg.patience]
-                window.zero_()
-            better = (acc > best) & (stale < cfg.patience)
-            best = torch.where(better, acc, best)
-            counts = int(step >= cfg.min_steps)                          # no stale checks before min_steps
-            stale = torch.where(better, 0, stale + counts * (stale < cfg.patience).long())
-            for p, keep in zip(model.parameters(), best_params, strict=True):     # every parameter is (G, ...)
-                keep[better] = p.detach()[better]
-            if bool((stale >= cfg.patience).all()):
-                break
+            val_loss = nn.functional.cross_entropy(val_logits.flatten(0, 1), yv.flatten(), reduction="none")
+            val_loss = val_loss.view(G, -1).mean(1)
+            history += [{"step": step, "lag": model.lags[g], "train_loss": float(window[g]) / since,
+                         "val_loss": float(val_loss[g]), "val_acc": float(acc[g])} for g in range(G) if was[g]]
+        window.zero_()
+        since = 0
+        better = torch.from_numpy(stopper.improved)
+        for p, keep in zip(model.parameters(), best_params, strict=True):     # every parameter is (G, ...)
+            keep[better] = p.detach()[better]
+        if done:
+            break
+    stopper.finish(step)
     with torch.no_grad():
         for p, keep in zip(model.parameters(), best_params, strict=True):
             p.copy_(keep)
     model.eval()
-    return model, {k: int(s) for k, s in zip(model.lags, steps.tolist(), strict=True)}
+    return (model, {k: int(n) for k, n in zip(model.lags, stopper.steps.tolist(), strict=True)},
+            dict(zip(model.lags, stopper.reasons, strict=True)))

@@ -6,7 +6,7 @@ a state holds: a better reader may read more. "Which state keeps more" needs rea
 upper bounds. Two are built here (our design: the paper has no lag study):
 
 - **The lag oracle fed fresh documents** (:func:`fit_fresh_lag_oracle`): the MLP readers of
-  :func:`paper_lib.oracle.fit_lag_oracle`, one per lag, each step on new documents of the grammar
+  :func:`paper_lib.bounds.oracle.fit_lag_oracle`, one per lag, each step on new documents of the grammar
   (:class:`FreshDocuments`), never the same twice, early-stopped on a held-out split of fresh
   documents. A reader that cannot overfit and stops improving on new data is limited by the state
   and its own capacity, not by the data; its convergence curve (loss on fresh batches) shows whether
@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from .data.grammar import GrammarConfig, generate
+from ..data.grammar import GrammarConfig, generate
 from .oracle import LagOracle, LagOracleConfig, fit_lag_oracle
 
 FRESH_SEED = 1_000_000
@@ -100,16 +100,17 @@ def word_ids(docs: Sequence[Sequence[str]], vocab: dict[str, int]) -> Tensor:
 
 def fit_fresh_lag_oracle(read: Callable[[list[list[str]]], Tensor], stream: FreshDocuments, vocab: dict[str, int],
                          lags: Sequence[int], cfg: LagOracleConfig, seed: int,
-                         mismatched: bool = False) -> tuple[LagOracle, dict[int, int], pd.DataFrame]:
+                         mismatched: bool = False) -> tuple[LagOracle, dict[int, int], dict[int, str], pd.DataFrame]:
     """The lag oracle of the state ``read(docs) -> (B, T, F)``, fitted on ``stream``'s documents at
     positions ``t >= max(lags)``: the held-out split first (``cfg.val_sequences`` documents), then
-    ``cfg.batch_sequences`` new ones per step (:func:`paper_lib.oracle.fit_lag_oracle`).
+    ``cfg.batch_sequences`` new ones per step (:func:`paper_lib.bounds.oracle.fit_lag_oracle`).
 
     ``mismatched``: the negative control; each document's states are paired with the words of the
     next document of the batch, so no reader can do better than the most frequent word.
 
     Returns:
-        ``(oracle, {lag: steps run}, history)``; ``history``: one row per check and lag still training,
+        ``(oracle, {lag: steps run}, {lag: why it stopped}, history)`` (:data:`paper_lib.stopping.REASONS`);
+        ``history``: one row per check and lag still training,
         ``step, lag, train_loss, val_loss`` (nats per position; ``train_loss`` on fresh batches before the
         step that learns from them), ``val_acc`` and ``documents`` (fresh documents read so far).
 
@@ -126,9 +127,9 @@ def fit_fresh_lag_oracle(read: Callable[[list[list[str]]], Tensor], stream: Fres
         return read(docs), torch.roll(ids, 1, dims=0) if mismatched else ids
 
     history: list[dict] = []
-    oracle, steps = fit_lag_oracle(sample, len(vocab) + 1, lags, lags[-1], cfg, seed, history=history)
+    oracle, steps, stops = fit_lag_oracle(sample, len(vocab) + 1, lags, lags[-1], cfg, seed, history=history)
     hist = pd.DataFrame(history, columns=["step", "lag", "train_loss", "val_loss", "val_acc"])
-    return oracle, steps, hist.assign(documents=cfg.val_sequences + hist.step * cfg.batch_sequences)
+    return oracle, steps, stops, hist.assign(documents=cfg.val_sequences + hist.step * cfg.batch_sequences)
 
 
 def score_oracle(oracle: LagOracle, states: Tensor, ids: Tensor, mismatched: bool = False) -> tuple[Tensor, Tensor]:

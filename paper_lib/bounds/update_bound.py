@@ -3,7 +3,7 @@ trace bank can do, computed, not fitted.
 
 The query key ``q`` owns ``V`` coordinates of the one-hot bank, its pair tokens ``p(q, v)`` (the
 *query block*, :func:`query_block`; ``S`` traces each). Under the resource model
-(:mod:`paper_lib.noise_budget`) a binding of ``q`` to ``v`` in slot ``i`` puts the known decay profile
+(:mod:`paper_lib.bounds.noise_budget`) a binding of ``q`` to ``v`` in slot ``i`` puts the known decay profile
 ``mu_i = b (1 - a)^(answer - i)`` (:func:`slot_profiles`) into coordinate ``v``, plus independent
 Gaussian noise of known variance; an unbound coordinate holds noise only. Telling the latest value
 is telling which coordinate carries the most recent profile.
@@ -30,7 +30,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .data.update_recall import UpdateBatch, UpdateTask, sample_update
+from ..data.update_recall import UpdateBatch, UpdateTask, sample_update
 from .noise_budget import check_sigma, noise_var, write_gain
 
 

@@ -7,7 +7,7 @@ under a stated precision per state number, the framing of Zoology and Based (rec
 bits). Ours (our design, the paper is silent):
 
 - **The scale.** A trace ``h_t = (1 - a) h_{t-1} + a x_t`` is read as ``z = gain * h`` with
-  ``gain = sqrt((2 - a) / a)`` (:func:`trace_gain`, :class:`paper_lib.oracle.TraceOracle`'s
+  ``gain = sqrt((2 - a) / a)`` (:func:`trace_gain`, :class:`paper_lib.bounds.oracle.TraceOracle`'s
   rescaling): for a white input of unit variance ``z`` has unit stationary std, and
   ``z_t = (1 - a) z_{t-1} + b x_t`` with ``b = sqrt(a (2 - a))`` (:func:`write_gain`). An input of
   amplitude 1 (a one-hot code, a ``tanh`` value) thus writes at most ``b`` into a number whose scale is 1.
@@ -33,7 +33,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .ema import check_alphas, ema_traces
+from ..ema import check_alphas, ema_traces
 
 
 def trace_gain(alphas: Sequence[float]) -> Tensor:
