@@ -208,13 +208,14 @@ pc = (pc.groupby(["model", "seed", "step"]).agg(train_loss=("train_loss", "first
       .reset_index().rename(columns={"model": "arm"}))
 first = by_pairs[by_pairs.d_model == S.d_model].drop_duplicates(["model", "seed"])
 reasons = {(r.model, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}" for r in first.itertuples()}
-fig = learning_curves(pc, list(S.models), MODEL_WORDS, reasons, {f"keys ignored ({ar.chance(S):.2f} nats)": ar.chance(S)},
-                      palette)
+blind = ar.chance(S)
+fig = learning_curves(pc, list(S.models), MODEL_WORDS, reasons, {f"keys ignored ({blind:.2f} nats)": blind}, palette)
 fig.suptitle(f"Panel 1's learning curves (width {S.d_model}), one line per seed, with why it stopped", fontsize=10)
 fig.tight_layout()
 stamp(fig, profile, len(S.seeds), None, note="one line per seed")
 out.save_figure(fig, "recall_learning_curves", title="Panel 1's learning curves and stop reasons",
-                alt="Training loss with the keys-ignored chance line (left) and mean validation accuracy over N (right) "
+                alt="Training loss with the keys-ignored chance line (left) and mean validation accuracy over N "
+                    "(right) "
                     "against the optimiser step, one row per model of panel 1, one line per seed labelled with why its "
                     "run stopped.")
 plt.show()
@@ -239,7 +240,8 @@ with tqdm(total=len(widths) * len(S.width_models) * len(S.width_seeds), desc="pa
                          + [ar.run_pairs(S, lrs, d_model=w, models=S.width_models, progress=bar, seeds=S.width_seeds)[0]
                             for w in widths], ignore_index=True)
 by_width = by_width.sort_values(["model", "d_model", "seed", "n_pairs"])
-out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "steps", "stop", "parameters", "state_size"]],
+out.save_data(by_width[["model", "n_pairs", "d_model", "seed", "accuracy", "steps", "stop", "parameters",
+                        "state_size"]],
               "recall_by_width")
 cap = rt.capacity_table(by_width)
 out.save_data(cap[["model", "state_size", "n_star", "seed"]], "recall_capacity")

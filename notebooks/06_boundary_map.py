@@ -18,7 +18,10 @@
 # is decided against its strongest controls: in time, the best reader we fit on the fixed traces
 # (an upper bound of what a reader gets from them) against learned states of equal size trained
 # until their held-out accuracy is flat; in depth, every residual rule trained until it reaches the
-# criterion (or at most 6,000 steps), the gates that set the carry starting as carriers.
+# criterion, or is flat, or at most 6,000 steps, the gates that set the carry starting as carriers.
+# Every run here stops by the house's one stopping rule (`paper_lib.stopping`), never while its
+# training loss sits on the chance loss, and records why it stopped; a row that would rest on a
+# run cut at its cap says "not attributable at this budget".
 #
 # **Panel A (time).** Tokens drawn uniformly from `vocab_size` tokens; a token's *class* (the
 # structural label) is `token mod n_classes`, and its input vector is part class direction, part
@@ -28,7 +31,7 @@
 # numbers and a selective scan of `3 x d_model` channels (a diagonal linear recurrence whose decay
 # each token sets, Mamba's recurrence; `paper_lib.models.scan_reader`), each trained to output the
 # token and class at every lag of the grid up to `learned_max_lag` (8: a state of this size keeps
-# no identity further back at vocabulary / width 1 or more), early-stopped on held-out sequences,
+# no identity further back at vocabulary / width 1 or more), until flat on held-out sequences,
 # then read two ways: by the same linear probe (every lag) and by its own trained heads.
 # Decodability is `(accuracy - chance) / (1 - chance)`. Over the measured bank map we draw
 # the closed form of a matched-filter reader that knows the embeddings
@@ -47,15 +50,15 @@
 # start carrying: their bias starts at `gate_bias` = -3 (g = 0.05), as in Highway networks. At bias
 # 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is 0.5<sup>16</sup>.
 # A stream that dilutes loses `x0` (too much forgetting) or the current state (stale writes crowding
-# it out); each run is scored by both and by the smaller of the two, and trains until every seed has
-# both at `depth_criterion` (0.9) on held-out examples, or stops gaining, or at most `depth_steps`.
+# it out); each run is scored by both and by the smaller of the two, and each seed trains until it
+# has both at `depth_criterion` (0.9) on held-out examples, or is flat, or at most `depth_steps`.
 # The row reads how many steps each rule needs (`depth_steps_to_criterion_<arm>_<L>`) beside the
 # accuracies where it stopped.
 #
 # A linear probe that misses a token says nothing about the traces, so the same bank is also read
 # by **the oracle** (`paper_lib.bounds.oracle.fit_lag_oracle`): the best reader we fit on the fixed
 # traces alone, one MLP per lag (`oracle.layers` hidden layers of `oracle.hidden` ReLU units),
-# trained on fresh sequences with Adam and early-stopped on a held-out split, at every vocabulary
+# trained on fresh sequences with Adam until flat on a held-out split, at every vocabulary
 # of the learned states up to the rule's (`boundary_map.oracle_vocab_sizes`), at every seed in the
 # rule's cell and at one seed elsewhere (`oracle_map_seeds`, the cpu budget).
 #
@@ -223,7 +226,7 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # ## Panel A at the rule's vocabulary: the linear probe, the oracle and the learned states over lag
 # The same bank read two ways (the linear probe, and the oracle: the best reader we fit on the
 # fixed traces alone, `paper_lib.bounds.oracle.fit_lag_oracle`, an MLP per lag trained on fresh
-# sequences with Adam and early-stopped on a held-out split), beside the GRU and the selective
+# sequences with Adam until flat on a held-out split), beside the GRU and the selective
 # scan of equal state, each read by the linear probe and by its own trained heads (a linear read-out
 # trained with the state: the learned state's reading the contrast uses, weaker than the oracle's MLP,
 # so the contrast does not favour the learned state).
@@ -280,7 +283,8 @@ display(runs.assign(state=runs.state.map(LEARNED_WORDS), why=[f"{STOP_WORDS[w]} 
     runs.stop, runs.steps, strict=True)]).pivot(index=["state", "vocab_size"], columns="seed", values="why")
         .rename(columns=lambda c: f"seed {c}").reset_index())
 lc = learned_curves[learned_curves.vocab_size == V_rule].rename(columns={"state": "arm"})
-reasons = {(r.state, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}" for r in runs[runs.vocab_size == V_rule].itertuples()}
+reasons = {(r.state, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}"
+           for r in runs[runs.vocab_size == V_rule].itertuples()}
 fig = learning_curves(lc, [k for k in S.learned_states if k in set(lc.arm)], LEARNED_WORDS, reasons,
                       {"chance (uniform guesses)": float(np.log(V_rule) + np.log(S.n_classes)) / 2},
                       {"gru": "tab:green", "scan": "tab:blue"})
@@ -288,9 +292,9 @@ fig.suptitle(f"Panel A's learned states at vocabulary {V_rule}: training curves 
 fig.tight_layout()
 stamp(fig, profile, len(S.gru_seeds), None, note="held-out: mean accuracy of the heads at lags up to the rule's")
 out.save_figure(fig, "time_learning_curves", title="Panel A's learned states: learning curves and stop reasons",
-                alt=f"Training loss with the chance line (left) and held-out head accuracy (right) against the step for "
-                    f"the GRU and the selective scan at vocabulary {V_rule}, one line per seed labelled with why its run "
-                    "stopped.")
+                alt=f"Training loss with the chance line (left) and held-out head accuracy (right) against the step "
+                    f"for the GRU and the selective scan at vocabulary {V_rule}, one line per seed labelled with why "
+                    "its run stopped.")
 plt.show()
 
 # %% [markdown]

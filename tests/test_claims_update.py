@@ -47,7 +47,8 @@ def test_a_cut_arm_makes_the_verdict_not_attributable_by_itself():
     assert verdict == "not attributable at this budget"
     assert why == ("time-invariant scan was still learning at its step cap in 1 of 3 seeds: the verdict would rest "
                    "on an arm that was cut")
-    assert "selective scan never left the chance loss in 1 of 3 seeds" in rule(_fixture(0.97, cut=("scan", "plateau")))[1]
+    why = rule(_fixture(0.97, cut=("scan", "plateau")))[1]
+    assert "selective scan never left the chance loss in 1 of 3 seeds" in why
     assert rule(_fixture(0.97, cut=("transformer", "improving")))[0] == "yes"              # not an arm the rule reads
 
 

@@ -54,9 +54,11 @@ def test_every_profile_passes_its_own_checks(module, profile):
      "and <= 1"),
     (update_recall, {"scan": {"lr": 0}}, "update_recall.scan.lr=0: must be a finite number > 0"),
     (update_recall, {"lti_scan": {"max_steps": 0}}, "update_recall.lti_scan.max_steps=0: must be an integer >= 1"),
-    (update_recall, {"curriculum": {"gap_every": -1}}, "update_recall.curriculum.gap_every=-1: must be an integer >= 0"),
-    (update_recall, {"transformer": {"d_modl": 32}}, "unknown setting(s) update_recall.transformer.d_modl; allowed: lr, "
-     "max_steps, batch_size, warmup_steps, min_lr_frac, weight_decay, d_model"),
+    (update_recall, {"curriculum": {"gap_every": -1}},
+     "update_recall.curriculum.gap_every=-1: must be an integer >= 0"),
+    (update_recall, {"transformer": {"d_modl": 32}},
+     "unknown setting(s) update_recall.transformer.d_modl; allowed: lr, max_steps, batch_size, warmup_steps, "
+     "min_lr_frac, weight_decay, d_model"),
     (boundary_map, {"gru_stop": {"patience": 0}}, "boundary_map.gru_stop.patience=0: must be an integer >= 1"),
 ])
 def test_a_value_that_does_not_fit_its_field_is_one_line_before_anything_runs(module, overrides, message):
@@ -129,7 +131,7 @@ def test_the_ema_rates_are_one_checked_field_in_every_notebook():
         assert str(err.value) == message
     assert associative_recall.settings_for("cpu", {"spen": {"alphas": [0.5, 0.05]}}).spen.alphas == (0.5, 0.05)
     s = update_recall.settings_for("cpu", {"spen": {"alphas": [0.5, 0.05]}, "scan": {"lr": 1e-3}})
-    assert s.spen.alphas == (0.5, 0.05) and s.scan.lr == 1e-3 and s.gru.lr == 3e-3      # one name: SPEN's and the bank's
+    assert s.spen.alphas == (0.5, 0.05) and s.scan.lr == 1e-3 and s.gru.lr == 3e-3   # one name: SPEN's and the bank's
     with pytest.raises(ValueError, match=r"did you mean update_recall.spen.alphas\?"):
         update_recall.settings_for("cpu", {"alphas": [0.5]})
     kept = boundary_map.settings_for("cpu", {"banks": {"paper": [0.5, 0.1, 0.02]}}).banks

@@ -24,8 +24,8 @@ a finite fit). A failure of the oracle is evidence, not proof, that the informat
 
 **The lag oracle** (notebook 06, :func:`fit_lag_oracle`): the same idea for "which token, or
 which class, was at ``t - k``": independent MLP readers (one per lag) of any fixed state, fitted
-on fresh sequences of a synthetic process with Adam and early-stopped on a held-out split. Its
-capacity caveat is the same: it bounds what the state holds from below.
+on fresh sequences of a synthetic process with Adam until flat on a held-out split (the one
+stopping rule). Its capacity caveat is the same: it bounds what the state holds from below.
 
 Shapes: token ids ``(B, T)``; embeddings ``(B, T, D)``; traces ``(B, T, S, D)``; logits ``(B, T, V)``
 with ``V`` the task's vocabulary. Units: accuracy is a fraction of query answers; loss in nats
@@ -154,7 +154,8 @@ def fit_oracle(task: MQARTask, n_pairs: int | Sequence[int], cfg: OracleConfig, 
         return nn.functional.cross_entropy(model.read(h[mask], q[mask]), b.targets[mask])
 
     def heldout() -> dict[str, float]:
-        return {str(n): (lambda rt: rt[0] / rt[1])(query_accuracy(model(b.inputs)[0], b.targets)) for n, b in val.items()}
+        return {str(n): (lambda rt: rt[0] / rt[1])(query_accuracy(model(b.inputs)[0], b.targets))
+                for n, b in val.items()}
 
     chance = sum(keys_ignored_loss(task, b.inputs, b.targets) for b in val.values()) / len(val)
     stopper = Stopper(rule or StopRule(), cfg.steps, chance, val_sequences * len(val))

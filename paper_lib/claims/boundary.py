@@ -190,26 +190,29 @@ CLAIMS = Claims((
           "of equal size trained until its held-out accuracy is flat (lag 2, vocabulary / width 16)",
           "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
           ("time_identity_oracle", "time_structure_oracle", "time_identity_gru_heads", "time_structure_gru_heads"),
-          unless_cut(traces_keep_structure("time_identity_oracle", "time_structure_oracle",
-                                           (("GRU", "time_identity_gru_heads", "time_structure_gru_heads"),
-                                            ("selective scan", "time_identity_scan_heads", "time_structure_scan_heads"))),
+          unless_cut(traces_keep_structure("time_identity_oracle", "time_structure_oracle", (
+              ("GRU", "time_identity_gru_heads", "time_structure_gru_heads"),
+              ("selective scan", "time_identity_scan_heads", "time_structure_scan_heads"))),
                      {"the GRU": "time_cut_gru_", "the selective scan": "time_cut_scan_",
                       "the oracle of the fixed traces": "time_cut_oracle_"}),
-          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5), reads_nothing("time_identity_oracle_far")),
+          gate=first_gate(learned_state_keeps("time_identity_gru_easy", 0.5),
+                          reads_nothing("time_identity_oracle_far")),
           prefixes=("time_identity_scan_heads", "time_structure_scan_heads", "time_identity_bank", "time_structure_bank",
                     "time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
                     "time_identity_oracle_far", "time_steps_"),
           shown=("time_cut_",),
           figure="time_by_lag.png", headline="time_identity_oracle", versus="time_identity_gru_heads",
-          controls="positive: the GRU keeps identity where it is easy (lag 1, vocabulary / width 1: linear probe >= 0.5), "
-                   "and the learned states trained until flat by the one stopping rule (none cut at its step cap in any "
-                   "seed); negative: the oracle reads no identity at the largest lag (upper 95% CI <= 0.05); upper "
-                   "bound: the oracle of the fixed traces, an MLP per lag fed fresh sequences until its held-out "
-                   "accuracy is flat (none cut in any seed), read against the learned states' own linear heads",
+          controls="positive: the GRU keeps identity where it is easy (lag 1, vocabulary / width 1: linear probe "
+                   ">= 0.5), and the learned states trained until flat by the one stopping rule (none cut at its step "
+                   "cap in any seed); negative: the oracle reads no identity at the largest lag (upper 95% CI <= "
+                   "0.05); upper bound: the oracle of the fixed traces, an MLP per lag fed fresh sequences until its "
+                   "held-out accuracy is flat (none cut in any seed), read against the learned states' own linear "
+                   "heads",
           figures=("time_map", "time_by_lag")),
     Claim("depth_map", "Across 16 layers (d_model 16 and 32): does a fixed decay below 1 forget the first input, do "
           "learned coefficients learn the state chain in fewer steps than the fixed residual sum, and is the fastest "
-          "learner input-dependent?", "the paper's general principle", None, "06_boundary_map", (), depth_carry_selection(),
+          "learner input-dependent?", "the paper's general principle", None, "06_boundary_map", (),
+          depth_carry_selection(),
           gate=depth_learnable(), prefixes=("depth_steps_to_criterion_", "depth_copy_acc_", "depth_both_acc_"),
           figure="depth_map.png", headline="depth_steps_to_criterion_plain_", versus="depth_steps_to_criterion_highway_",
           controls="positive: some rule keeps both the copy and the state at 0.9 at the shallowest depth, and the plain "

@@ -86,11 +86,13 @@ def selection_keeps(selective: str = "scan", invariant: str = "lti_scan", bound:
                 reached.append(d)
             beside = [f"{UPDATE_STATES[x]} {mean(m, f'update_acc_{x}_{d}'):.2f}" for x in shown
                       if f"update_acc_{x}_{d}" in m and (x != "spen" or _calibrated(m, x))]
-            parts.append(f"gap {d}: selective {mean(m, s):.2f} (lower CI {s_lo:.2f}), best fixed bank {mean(m, b):.2f}, "
-                         f"time-invariant {mean(m, i):.2f} (upper CI {i_hi:.2f})" + (f"; {', '.join(beside)}" if beside else ""))
+            parts.append(f"gap {d}: selective {mean(m, s):.2f} (lower CI {s_lo:.2f}), best fixed bank "
+                         f"{mean(m, b):.2f}, time-invariant {mean(m, i):.2f} (upper CI {i_hi:.2f})"
+                         + (f"; {', '.join(beside)}" if beside else ""))
         text = "; ".join(parts)
         if yes:
-            return "yes", f"{text} (at gap {', '.join(map(str, yes))} selection keeps what every fixed bank of the family loses)"
+            return "yes", (f"{text} (at gap {', '.join(map(str, yes))} selection keeps what every fixed bank of the "
+                           "family loses)")
         if len(reached) == len(gaps):
             return "no", f"{text} (the fixed family reaches the selective scan at every gap)"
         return NOT_ATTRIBUTABLE, text
@@ -118,7 +120,8 @@ def update_learnable(control: str = "transformer", selective: str = "scan") -> G
         if not _calibrated(m, selective):
             a = f"update_calib_acc_{selective}"
             got = f" ({mean(m, a):.2f})" if a in m else ""
-            return f"the selective scan does not learn the task at gap 2 without noise{got}: the recipe does not teach it"
+            return (f"the selective scan does not learn the task at gap 2 without noise{got}: the recipe does not "
+                    "teach it")
         return None
     return gate
 

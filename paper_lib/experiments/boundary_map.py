@@ -323,7 +323,7 @@ def time_map_oracle(s: Settings, V: int, seed: int, targets: tuple[str, ...] = (
                     banks: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The oracle of each bank in ``banks`` (default ``oracle_banks``) at vocabulary ``V``: the best reader we fit on the
     fixed traces alone (:func:`paper_lib.bounds.oracle.fit_lag_oracle`, an MLP per lag with
-    ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, early-stopped on a
+    ``s.oracle.layers`` hidden layers of ``s.oracle.hidden`` ReLU units, Adam, until flat on a
     held-out split), for identity and structure at every lag, scored on the linear probe's test
     sequences and positions. Rows as :func:`time_map_bank` with ``state = "oracle_<bank>"``, ``steps``
     and ``stop`` (the Adam steps each reader ran and why it stopped). ``targets``: the targets fitted

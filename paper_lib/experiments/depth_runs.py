@@ -4,7 +4,8 @@ One run trains one residual rule (:mod:`paper_lib.models.depth_probe`) at one de
 every seed as an independent copy side by side, on fresh examples of the chained-state task,
 evaluating on held-out examples every ``eval_every`` steps until the one stopping rule
 (:mod:`paper_lib.stopping`) has stopped every seed: solved (min(copy, state) accuracy at least
-``depth_criterion``), flat, or at ``depth_steps``. From the learning curves: the accuracies where each run stopped and the
+``depth_criterion``), flat, or at ``depth_steps``. From the learning curves: the accuracies where each run
+stopped and the
 steps each seed took to the criterion. ``s`` is notebook 06's settings
 (:class:`paper_lib.experiments.boundary_map.Settings`; the fields named below). Our design: the
 paper runs no depth experiment.

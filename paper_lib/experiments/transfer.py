@@ -77,7 +77,7 @@ class LagSettings:
     oracle_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose states the lag oracle reads (each about 100 CPU s at cpu)
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
         hidden=256, layers=2, lr=1e-3, max_steps=1500, min_steps=300, eval_every=25, patience=8,
-        batch_sequences=8, val_sequences=64))  # the lag oracle's fit (paper_lib.bounds.fresh_oracle; 8 fresh documents a step)
+        batch_sequences=8, val_sequences=64))  # the lag oracle's fit (paper_lib.bounds.fresh_oracle; 8 docs a step)
 
 
 @dataclass

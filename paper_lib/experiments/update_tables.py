@@ -56,7 +56,8 @@ def family_table(family: pd.DataFrame) -> pd.DataFrame:
     """The family's best bank at every gap: the bank in words, its bound (Monte-Carlo standard error) on
     fresh draws, and what the search had measured."""
     return pd.DataFrame({"gap": family.gap, "best fixed-decay bank": family.bank,
-                         "Bayes bound": [f"{a:.3f} ± {1.96 * e:.3f}" for a, e in zip(family.acc, family.se, strict=True)],
+                         "Bayes bound": [f"{a:.3f} ± {1.96 * e:.3f}"
+                                         for a, e in zip(family.acc, family.se, strict=True)],
                          "in the search": family.search_acc.map("{:.3f}".format), "banks searched": family.banks})
 
 
@@ -102,8 +103,10 @@ def agreement_paragraph(table: pd.DataFrame, tol: float = 0.03) -> str:
 def calibration_table(calibration: pd.DataFrame) -> pd.DataFrame:
     """The calibration runs (gap 2 alone, noise 0, one seed): test accuracy, steps run, why each stopped,
     and whether it learned (left the chance loss)."""
-    c = calibration.assign(state=calibration.model.map(UPDATE_STATES), accuracy=calibration.accuracy.map("{:.3f}".format),
-                           learned=[("did not learn" if w == "never_left_plateau" else "learned") for w in calibration.stop],
+    c = calibration.assign(state=calibration.model.map(UPDATE_STATES),
+                           accuracy=calibration.accuracy.map("{:.3f}".format),
+                           learned=[("did not learn" if w == "never_left_plateau" else "learned")
+                                    for w in calibration.stop],
                            stopped=[f"{STOP_WORDS[w]} at {n:,}" for w, n in zip(calibration.stop, calibration.steps,
                                                                                 strict=True)])
     return c[["state", "accuracy", "learned", "stopped"]].reset_index(drop=True)
@@ -112,14 +115,15 @@ def calibration_table(calibration: pd.DataFrame) -> pd.DataFrame:
 def calibration_paragraph(calibration: pd.DataFrame) -> str:
     """Which arms learn the task at the smallest gap without noise (leave the chance loss and reach the
     bar of :data:`UPDATE_KEPT`; the Transformer's bar :data:`UPDATE_SOLVED`)."""
-    fails = [UPDATE_STATES[r.model] for r in calibration.itertuples()
-             if r.stop == "never_left_plateau" or r.accuracy < (UPDATE_SOLVED if r.model == "transformer" else UPDATE_KEPT)]
+    fails = [UPDATE_STATES[r.model] for r in calibration.itertuples() if r.stop == "never_left_plateau"
+             or r.accuracy < (UPDATE_SOLVED if r.model == "transformer" else UPDATE_KEPT)]
     text = f"At gap {int(calibration.gap.min())} without noise (the table above). "
     if fails:
         return text + (f"**{', '.join(fails)} did not learn the task where it is easiest**, so a failure of "
-                       f"{'theirs' if len(fails) > 1 else 'its'} at longer gaps is the recipe's, not the state's; the rule "
-                       "reads no arm whose calibration failed.")
-    return text + "Every arm learns the task where it is easiest, so a failure at longer gaps is not the arm's inability to learn it."
+                       f"{'theirs' if len(fails) > 1 else 'its'} at longer gaps is the recipe's, not the state's; the "
+                       "rule reads no arm whose calibration failed.")
+    return text + ("Every arm learns the task where it is easiest, so a failure at longer gaps is not the arm's "
+                   "inability to learn it.")
 
 
 def update_metrics(runs: Mapping[str, pd.DataFrame], base: pd.DataFrame, s, states: Mapping[str, int],
@@ -146,7 +150,8 @@ def update_metrics(runs: Mapping[str, pd.DataFrame], base: pd.DataFrame, s, stat
     fam = runs["family"]
     for row in fam[fam.sigma == sigma].itertuples():
         m[f"update_bound_best_fixed_{row.gap}"] = [row.acc]
-        m[f"update_best_fixed_fastest_{row.gap}"], m[f"update_best_fixed_slowest_{row.gap}"] = [max(row.rates)], [min(row.rates)]
+        m[f"update_best_fixed_fastest_{row.gap}"] = [max(row.rates)]
+        m[f"update_best_fixed_slowest_{row.gap}"] = [min(row.rates)]
         m[f"update_best_fixed_groups_{row.gap}"] = [float(len(row.rates))]
         m["update_bound_family_size"] = [float(row.banks)]
     if sigma == s.sigma:
