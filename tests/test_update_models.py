@@ -101,3 +101,12 @@ def test_the_scans_last_state_in_closed_form_is_the_recurrence():
     assert not hasattr(lti, "rate") and lti.rate_logit.shape == (12,)              # one learned rate per channel
     a = torch.sigmoid(lti._rates_and_writes(torch.randn(2, 5, 8))[0])
     assert torch.equal(a, a[:1, :1].expand_as(a))                                   # the same at every step and input
+
+
+def test_a_calibration_run_holds_out_as_many_sequences_as_the_task():
+    """The calibration trains at one gap: its held-out set is the task's size there, so the stopping rule's
+    check passes wherever the settings passed it (a run of one gap at the cpu settings, one step)."""
+    s = ur.settings_for("cpu", {"d_state": 6, "d_embed": 4, "d_hidden": 4})
+    model = ur.build("scan", s, 0.0, 0)
+    _, curve, stop = ur.train_arm(model, s, s.scan, (2,), seed=0, cap=1)
+    assert stop.reason == "never_left_plateau" and stop.steps[0] == 1 and {r["gap"] for r in curve} == {2}

@@ -195,7 +195,8 @@ CLAIMS = Claims((
           controls="positive: the Transformer must recall at 0.95 at the largest N (the recipe can learn the task; "
                    "the gate); negative: the keys-ignored baseline (chance), shown, which SPEN must leave at the "
                    "smallest N for its fall with N to count; every learned model's learning rate is chosen from at "
-                   "least three on validation sequences",
+                   "least three on validation sequences, and every run trains until the one stopping rule stops it "
+                   "(none of SPEN's or the Transformer's runs cut at its step cap)",
           figures=("recall_by_pairs", "recall_capacity", "recall_by_distance")),
     Claim("recall_attribution", "SPEN's recall loss is the fixed traces' own: the best reader of one trace bank (the "
           "oracle; its state beside SPEN's in the numbers) fails where a learned recurrence of equal state succeeds. "
@@ -216,6 +217,7 @@ CLAIMS = Claims((
                    "to lose the key; negative: SPEN as trained, which must fail where the row is decided; oracle: "
                    "a low-rank reader of one trace bank trained on fresh sequences (its state, one bank, is shown "
                    "beside SPEN's traces across its layers); what it recalls is a lower bound of "
-                   "what the bank holds, so its success can decide no, its failure yes only where it is the best fit",
+                   "what the bank holds, so its success can decide no, its failure yes only where it is the best fit; "
+                   "every run (the oracle's fit too) trains until the one stopping rule stops it, none cut at its cap",
           figures=("recall_by_pairs",)),
 ), LABELS)

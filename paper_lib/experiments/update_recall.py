@@ -17,6 +17,7 @@ Our design: the paper has no such experiment. Tables and metrics: :mod:`.update_
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -241,8 +242,9 @@ def chance(s: Settings, gaps: Sequence[int] | None = None) -> float:
 
 def train_arm(model, s: Settings, recipe: Arm, gaps: Sequence[int], seed: int, cap: int | None = None):
     """Train ``model`` on fresh sequences of ``gaps`` with ``recipe`` and :class:`Curriculum` until the
-    stopping rule ``s.stop`` stops it (:func:`paper_lib.train.train_until_flat`; held out:
-    ``s.val_sequences`` fixed sequences per gap at the task's delay; chance: the loss of the best
+    stopping rule ``s.stop`` stops it (:func:`paper_lib.train.train_until_flat`; held out: as many
+    fixed sequences as ``s.val_sequences`` per gap of the task, spread over ``gaps``, at the task's
+    delay, so the calibration's one gap is held out as finely as the task; chance: the loss of the best
     answer that ignores the keys on them, :func:`chance`, about 1.48 nats where ``ln n_values`` is 2.08:
     a run that has learned the values but not the keys is still on its plateau).
 
@@ -252,12 +254,12 @@ def train_arm(model, s: Settings, recipe: Arm, gaps: Sequence[int], seed: int, c
     """
     t, gaps = task(s), sorted(int(d) for d in gaps)
     first = replace(t, delay=0)
-    steps = cap or recipe.max_steps
+    steps, per_gap = cap or recipe.max_steps, s.val_sequences * len(s.gaps) // len(gaps)
     cfg = TrainConfig(steps=steps, batch_size=recipe.batch_size, seq_len=t.length(max(gaps)), lr=recipe.lr,
                       min_lr_frac=recipe.min_lr_frac, warmup_steps=min(recipe.warmup_steps, steps - 1),
                       weight_decay=recipe.weight_decay, grad_clip=1.0, betas=(0.9, 0.98), seed=seed)
     gen = torch.Generator().manual_seed(1_000 * seed + 1)
-    val = {d: sample_update(t, d, s.val_sequences, VAL_SEED + d) for d in gaps}
+    val = {d: sample_update(t, d, per_gap, VAL_SEED + d) for d in gaps}
     c = s.curriculum
 
     def step_loss(step: int) -> torch.Tensor:
@@ -266,7 +268,8 @@ def train_arm(model, s: Settings, recipe: Arm, gaps: Sequence[int], seed: int, c
         b = sample_update(first if step <= c.delay_steps else t, d, recipe.batch_size, gen)
         return F.cross_entropy(model(b.inputs), b.targets[:, -1])
 
-    stopper = Stopper(s.stop, steps, chance(s, gaps), s.val_sequences * len(gaps), min_steps=curriculum_steps(s, gaps))
+    blind = sum(keys_ignored_loss(t, b) for b in val.values()) / len(val)          # :func:`chance` on this set
+    stopper = Stopper(s.stop, steps, blind, per_gap * len(gaps), min_steps=curriculum_steps(s, gaps))
     torch.manual_seed(seed)
     rows = train_until_flat(model, step_loss, lambda: {str(d): a for d, a in accuracy(model, val, VAL_SEED).items()},
                             cfg, stopper)
@@ -281,6 +284,14 @@ def test_batches(s: Settings, gaps: Sequence[int] | None = None) -> dict:
 
 
 def _job(s: Settings, kind: str, name: str, sigma: float, seed: int) -> dict:
+    """:func:`_run_job`, each row stamped with the job's CPU seconds (``cpu_s``: what each arm costs)."""
+    t0 = time.process_time()
+    out = _run_job(s, kind, name, sigma, seed)
+    cpu = time.process_time() - t0
+    return {"rows": [{**r, "cpu_s": cpu} for r in out["rows"]], "curve": out["curve"]}
+
+
+def _run_job(s: Settings, kind: str, name: str, sigma: float, seed: int) -> dict:
     """One unit of work, module-level for the worker processes: ``kind`` ``"model"`` (train a model
     on every gap), ``"calibration"`` (gap 2 alone, noise 0, capped at ``s.calibration_steps``),
     ``"oracle"`` (fit the paper bank's oracle), ``"bound"`` (``seed`` is the gap) or ``"family"`` (the
