@@ -107,7 +107,8 @@ from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
 from paper_lib.stopping import STOP_WORDS, learning_curves
 
-LEARNED_WORDS = {"gru": "GRU (equal state)", "scan": "selective scan (equal state)"}
+LEARNED_WORDS = {"gru": "GRU (equal state)", "scan": "selective scan (equal state)",
+                 "lti_scan": "time-invariant scan (equal state)"}
 
 t_start = time.perf_counter()
 use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
@@ -160,7 +161,8 @@ with tqdm(total=len(bm.time_jobs(S)), desc="panel A: (state, vocabulary, seed)")
 closed = pd.concat([bm.closed_form_map(S, b).assign(bank=b) for b in S.banks], ignore_index=True)
 out.save_data(time_map, "time_map")
 out.save_data(closed, "time_closed_form")
-states = [f"bank_{b}" for b in S.banks] + list(S.learned_states) + [f"oracle_{b}" for b in S.oracle_banks]
+states = ([f"bank_{b}" for b in S.banks] + [k for k in S.learned_states if k != "lti_scan"]  # its heads: by lag
+          + [f"oracle_{b}" for b in S.oracle_banks])
 lags, ratios = list(S.lags), sorted(time_map.ratio.unique())
 state_names = {**{f"bank_{b}": f"{b} bank (alpha {', '.join(f'{a:g}' for a in S.banks[b])}), linear probe"
                   for b in S.banks},
@@ -244,12 +246,12 @@ display(Markdown(f"At lag {bm.RULE_LAG}, decodability >= 0.1 up to vocabulary / 
 # %%
 V_rule = bm.rule_vocab_size(S)
 at_rule = time_map[time_map.vocab_size == V_rule]
-curve_states = [st for st in ("bank_paper", "oracle_paper", "oracle_slow", "gru", "scan", "gru_heads", "scan_heads")
-                if st in set(at_rule.state)]
+curve_states = [st for st in ("bank_paper", "oracle_paper", "oracle_slow", "gru", "scan", "gru_heads", "scan_heads",
+                              "lti_scan_heads") if st in set(at_rule.state)]
 names = {"bank_paper": "paper bank, linear probe", "oracle_paper": "paper bank, oracle (MLP)",
          "oracle_slow": "slow bank, oracle (MLP)", "gru": "GRU (equal state), linear probe",
          "scan": "selective scan (equal state), linear probe", "gru_heads": "GRU, its own heads",
-         "scan_heads": "selective scan, its own heads"}
+         "scan_heads": "selective scan, its own heads", "lti_scan_heads": "time-invariant scan, its own heads"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, target in zip(axes, ("identity", "structure"), strict=True):
     for st in curve_states:
@@ -287,7 +289,7 @@ reasons = {(r.state, r.seed): f"{STOP_WORDS[r.stop]} at {r.steps:,}"
            for r in runs[runs.vocab_size == V_rule].itertuples()}
 fig = learning_curves(lc, [k for k in S.learned_states if k in set(lc.arm)], LEARNED_WORDS, reasons,
                       {"chance (uniform guesses)": float(np.log(V_rule) + np.log(S.n_classes)) / 2},
-                      {"gru": "tab:green", "scan": "tab:blue"})
+                      {"gru": "tab:green", "scan": "tab:blue", "lti_scan": "tab:cyan"})
 fig.suptitle(f"Panel A's learned states at vocabulary {V_rule}: training curves and why each run stopped", fontsize=10)
 fig.tight_layout()
 stamp(fig, profile, len(S.gru_seeds), None, note="held-out: mean accuracy of the heads at lags up to the rule's")

@@ -288,6 +288,9 @@ def test_selective_scan_reader_starts_as_a_multi_rate_bank_and_is_input_dependen
     assert torch.allclose(m.states(x), want, atol=1e-5) and m.states(x).shape == (2, 40, 6)
     logit = m.rate(x)
     assert logit.std(dim=1).min() > 0                                   # the decay changes with the token
+    lti = LagReaderScan(4, 6, {"identity": 5}, [1, 2], selective=False)
+    assert lti.rate(x).std(dim=1).max() == 0 and not lti.rate.weight.requires_grad   # the same at every step
+    assert torch.allclose(lti.states(x), selective_scan_reference(lti.rate(x), lti.value(x)), atol=1e-5)
     with pytest.raises(ValueError, match="rates must satisfy"):
         LagReaderScan(4, 6, {"identity": 5}, [1], rates=(0.5, 0.99))
 

@@ -46,6 +46,9 @@ METRICS: dict[str, dict[str, str]] = {"06_boundary_map": {
     "time_structure_gru_heads": "structural class, the GRU read by its own heads",
     "time_identity_scan_heads": "token identity, the selective scan read by its own heads",
     "time_structure_scan_heads": "structural class, the selective scan read by its own heads",
+    "time_identity_lti_scan_heads": "token identity, the time-invariant scan read by its own heads",
+    "time_structure_lti_scan_heads": "structural class, the time-invariant scan read by its own heads",
+    "time_steps_lti_scan": "time-invariant scan training steps before it stopped",
     "time_identity_oracle_far": "token identity at the largest lag, oracle (negative control)",
     "time_steps_gru": "GRU training steps before it stopped",
     "time_steps_scan": "selective scan training steps before it stopped",
@@ -69,7 +72,8 @@ only where ``oracle_banks`` names that bank (the cpu budget reads the paper's ba
 
 LABELS = Labels(METRICS["06_boundary_map"], {
     "arm": DEPTH_ARMS, "L": r"\d+", "d": r"\d+",
-    "who": {"gru": "GRU", "scan": "selective scan", "oracle": "oracle of the fixed traces"},
+    "who": {"gru": "GRU", "scan": "selective scan", "lti_scan": "time-invariant scan",
+            "oracle": "oracle of the fixed traces"},
     "target": {"both": "first token and state", "copy": "first token", "state": "state"}})
 
 # --------------------------------------------------------------------------- rules and gates only this family uses
@@ -199,7 +203,8 @@ CLAIMS = Claims((
                           reads_nothing("time_identity_oracle_far")),
           prefixes=("time_identity_scan_heads", "time_structure_scan_heads", "time_identity_bank", "time_structure_bank",
                     "time_identity_gru", "time_structure_gru", "time_identity_scan", "time_structure_scan",
-                    "time_identity_oracle_far", "time_steps_"),
+                    "time_identity_oracle_far", "time_steps_", "time_identity_lti_scan_heads",
+                    "time_structure_lti_scan_heads"),
           shown=("time_cut_",),
           figure="time_by_lag.png", headline="time_identity_oracle", versus="time_identity_gru_heads",
           controls="positive: the GRU keeps identity where it is easy (lag 1, vocabulary / width 1: linear probe "

@@ -50,8 +50,10 @@ from ..train import TrainConfig, train_until_flat
 RULE_LAG, RULE_RATIO = 2, 16
 """The panel A cell the report row reads, fixed before the first run: lag 2 (tokens), and
 vocabulary / width = 16 (superposition: 16 tokens per dimension of one trace)."""
-LEARNED_STATES: tuple[str, ...] = ("gru", "scan")
-"""Panel A's learned states of the fixed bank's size: a GRU (gated recurrence) and a selective scan."""
+LEARNED_STATES: tuple[str, ...] = ("gru", "scan", "lti_scan")
+"""Panel A's learned states of the fixed bank's size: a GRU (gated recurrence), a selective scan, and the
+same scan with time-invariant learned rates (the control that isolates input dependence; shown, read by
+no rule)."""
 
 
 @dataclass
@@ -71,7 +73,7 @@ class Settings:
     train_sequences: int = setting(128, low=1)      # probe-training sequences per (seed, vocabulary)
     test_sequences: int = setting(32, low=1)        # probe-test sequences
     ridge: float = setting(1.0, low=0.0)            # L2 of the least-squares probe
-    learned_states: tuple[str, ...] = LEARNED_STATES  # learned states of equal size (gru, scan)
+    learned_states: tuple[str, ...] = LEARNED_STATES  # learned states of equal size (gru, scan, lti_scan)
     gru_vocab_sizes: tuple[int, ...] = (16, 64, 256)  # vocabularies of the learned states (vocab / width 1, 4, 16)
     gru_seeds: tuple[int, ...] = (0, 1, 2)          # seeds of the learned states (a subset of seeds)
     learned_max_lag: int = setting(8, low=1)        # the learned states keep the lags of the grid up to this (tokens)
@@ -188,7 +190,7 @@ def learned_lags(s: Settings) -> tuple[int, ...]:
 
 
 def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagReaderGRU, str, int, pd.DataFrame]:
-    """The learned state ``kind`` (``gru`` or ``scan``, :data:`LEARNED_STATES`) of equal size
+    """The learned state ``kind`` (``gru``, ``scan`` or ``lti_scan``, :data:`LEARNED_STATES`) of equal size
     (``S x d_model``, ``S`` the paper bank's rates) trained on fresh sequences (the same batches
     for both kinds) to output the token and its class at every lag of :func:`learned_lags`, until the
     one stopping rule ``s.gru_stop`` stops it (:func:`paper_lib.train.train_until_flat`: Adam at a
@@ -211,9 +213,10 @@ def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagRea
     torch.manual_seed(seed)
     E = embeddings(s, V, seed)
     S = len(s.banks["paper"]) if "paper" in s.banks else len(next(iter(s.banks.values())))
-    cls = LagReaderGRU if kind == "gru" else LagReaderScan
     lags = learned_lags(s)
-    model = cls(s.d_model, S * s.d_model, {"identity": V, "structure": s.n_classes}, lags)
+    heads = {"identity": V, "structure": s.n_classes}
+    model = (LagReaderGRU(s.d_model, S * s.d_model, heads, lags) if kind == "gru" else
+             LagReaderScan(s.d_model, S * s.d_model, heads, lags, selective=kind == "scan"))
     vtok, vcls = sample_tokens(s, V, s.gru_val_sequences, 8_000_000 + 10_000 * seed + 10 * V, max(lags))
     stop_lag = max([k for k in lags if k <= RULE_LAG] or [min(lags)])
 
@@ -287,7 +290,7 @@ def _time_cost(job: tuple) -> float:
     _, kind, V, _ = job
     if kind.startswith("oracle_"):
         return 20 + 0.11 * V if kind.endswith("_identity") else 23
-    return {"gru": 40, "scan": 30}.get(kind, 1)
+    return {"gru": 40, "scan": 30, "lti_scan": 30}.get(kind, 1)
 
 
 def run_time_map(s: Settings, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -383,7 +386,8 @@ def time_metrics(df: pd.DataFrame, s: Settings) -> dict[str, list[float]]:
     lag = min(s.lags, key=lambda k: abs(k - RULE_LAG))
     out: dict[str, list[float]] = {}
     for state, short in (("bank_paper", "bank"), ("gru", "gru"), ("scan", "scan"), ("oracle_paper", "oracle"),
-                         ("oracle_slow", "oracle_slow"), ("gru_heads", "gru_heads"), ("scan_heads", "scan_heads")):
+                         ("oracle_slow", "oracle_slow"), ("gru_heads", "gru_heads"), ("scan_heads", "scan_heads"),
+                         ("lti_scan_heads", "lti_scan_heads")):
         for target in ("identity", "structure"):
             d = df[(df.state == state) & (df.target == target) & (df.lag == lag) & (df.ratio == ratio)]
             if len(d):

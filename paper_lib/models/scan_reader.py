@@ -36,23 +36,27 @@ class LagReaderScan(LagReaderGRU):
         d_input: width of the inputs. d_state: the state's size (channels of the scan).
         n_out: ``{target: classes}``. lags: the trained lags (>= 0).
         rates: (lowest, highest) initial rate of the channels (log-spaced), in (0, max_rate).
+        selective: False makes the scan time-invariant: each channel's rate a learned constant, the
+            same at every step and for every input (S4 against Mamba's S6; everything else as it is).
 
     Raises:
         ValueError: ``rates`` not two numbers with ``0 < lowest <= highest < SELECTIVE_MAX_RATE``.
     """
 
     def __init__(self, d_input: int, d_state: int, n_out: dict[str, int], lags: Sequence[int],
-                 rates: tuple[float, float] = (0.02, 0.5)):
+                 rates: tuple[float, float] = (0.02, 0.5), selective: bool = True):
         lo, hi = (float(r) for r in rates)
         if not 0 < lo <= hi < SELECTIVE_MAX_RATE:
             raise ValueError(f"rates must satisfy 0 < lowest <= highest < {SELECTIVE_MAX_RATE:.3f}, got {rates}")
         nn.Module.__init__(self)                                         # the GRU reader's loss, not its GRU
         self.value = nn.Linear(d_input, d_state, bias=False)
-        self.rate = nn.Linear(d_input, d_state)
         r = torch.logspace(math.log10(hi), math.log10(lo), d_state) / SELECTIVE_MAX_RATE
+        self.rate = nn.Linear(d_input, d_state)
         with torch.no_grad():
             self.rate.weight.mul_(0.1)                                  # input-dependence grows from small
             self.rate.bias.copy_(torch.log(r) - torch.log1p(-r))        # sigmoid(b) * max_rate = r
+        if not selective:                                               # one learned rate per channel, constant
+            self.rate.weight.requires_grad_(False).zero_()
         self.lags = [int(k) for k in lags]
         self.heads = nn.ModuleDict({f"{t}_{k}": nn.Linear(d_state, n) for t, n in n_out.items() for k in self.lags})
 
