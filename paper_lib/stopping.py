@@ -24,7 +24,7 @@ The held-out set must resolve ``tol``: the standard error of an accuracy on ``n`
 most ``0.5 / sqrt(n)`` (:func:`accuracy_se`), and :class:`StopRule` refuses a set whose bound
 exceeds ``tol`` (at the default ``tol`` 0.01 that is at least 2,500 examples). Every run records
 why it stopped (:data:`REASONS`); a verdict that reads an arm cut at ``cap_while_improving`` or
-``never_left_plateau`` says so (:func:`cut_short`).
+``never_left_plateau`` says so (:func:`cut_metrics` writes it into ``metrics.json`` for the claims).
 
 :class:`Stopper` applies the rule to ``G`` runs trained side by side (independent seeds or readers
 in one batched model; a single run is ``G = 1``); arrays are ``(G,)``.
@@ -176,11 +176,6 @@ class Stopper:
     def reason(self) -> str:
         """The stop reason of a single run (``runs == 1``)."""
         return self.reasons[0]
-
-
-def cut_short(reasons: Sequence[str]) -> list[str]:
-    """The reasons among ``reasons`` that mean a run was cut (:data:`CUT`), in order, each once."""
-    return list(dict.fromkeys(r for r in reasons if r in CUT))
 
 
 def cut_metrics(prefix: str, reasons: Sequence[str]) -> dict[str, list[float]]:

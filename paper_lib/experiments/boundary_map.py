@@ -44,7 +44,7 @@ from ..pipeline.parallel import parallel_map
 from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import lag_decodability, matched_filter_identity_accuracy
 from ..profile_settings import PROFILE_SETTINGS
-from ..stopping import CUT, Stopper, StopRule, cut_metrics
+from ..stopping import CUT, Stopper, StopRule, chance_loss, cut_metrics
 from ..train import TrainConfig, train_until_flat
 
 RULE_LAG, RULE_RATIO = 2, 16
@@ -231,7 +231,8 @@ def train_gru(s: Settings, V: int, seed: int, kind: str = "gru") -> tuple[LagRea
     cfg = TrainConfig(steps=s.gru_steps, batch_size=s.gru_batch, seq_len=max(lags) + s.scored_positions, lr=s.gru_lr,
                       min_lr_frac=1.0, warmup_steps=0, weight_decay=0.0, grad_clip=1.0, betas=(0.9, 0.999), seed=seed)
     read = s.gru_val_sequences * s.scored_positions * sum(k <= stop_lag for k in lags)   # held-out rows per target
-    stopper = Stopper(s.gru_stop, s.gru_steps, (np.log(V) + np.log(s.n_classes)) / 2, read, min_steps=s.gru_min_steps)
+    stopper = Stopper(s.gru_stop, s.gru_steps, (chance_loss(V) + chance_loss(s.n_classes)) / 2, read,
+                      min_steps=s.gru_min_steps)
     curve = pd.DataFrame(train_until_flat(model, step_loss, heldout, cfg, stopper))[["step", "train_loss", "heldout"]]
     return model, stopper.reason, int(stopper.steps[0]), curve.assign(state=kind, vocab_size=V, seed=seed)
 

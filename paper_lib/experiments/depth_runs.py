@@ -18,7 +18,7 @@ import torch
 
 from ..models.depth_probe import DepthProbe, chain_states, chain_table
 from ..pipeline.parallel import parallel_map
-from ..stopping import Stopper, StopRule, cut_metrics
+from ..stopping import Stopper, StopRule, chance_loss, cut_metrics
 
 EVAL_SEED = 99_991
 """Seed of the held-out examples (plus the depth)."""
@@ -56,7 +56,7 @@ def run_depth(s, arm: str, L: int, d_model: int) -> pd.DataFrame:
     g = torch.Generator().manual_seed(17 * L + d_model)            # the same batches for every arm
     held = _depth_batch(s, L, G, s.eval_examples, table, torch.Generator().manual_seed(EVAL_SEED + L))
     rule = StopRule(check_every=s.eval_every, patience=s.depth_patience, tol=s.depth_min_gain, solved=s.depth_criterion)
-    stopper = Stopper(rule, s.depth_steps, 2 * np.log(s.n_states), s.eval_examples, runs=G)
+    stopper = Stopper(rule, s.depth_steps, 2 * chance_loss(s.n_states), s.eval_examples, runs=G)
     rows, window, since, step = [], torch.zeros(G), 0, 0
 
     def record(step: int, loss) -> None:
