@@ -177,13 +177,16 @@ def test_oracle_metrics_are_per_seed_lists_in_seed_order():
 
 # --------------------------------------------------------------------------- the rows' rules
 
-def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08):
+def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08, sigma=0.02, conv_bank2=None):
     m = {}
     for k, (g, b) in {1: (1.0, 0.999), 2: (0.99, 0.99), 4: (gru4, bank4)}.items():
         m |= {f"lag_oracle_gru_{k}": _s(g, 0.01, 3), f"lag_oracle_bank_{k}": _s(b, 0.01, 3),
               f"lag_decoder_bank_{k}": _s(dec, 0.0), f"lag_oracle_chance_{k}": _s(0.078, 0.002, 3),
               f"lag_oracle_gru_converged_{k}": _s(conv_gru, 0.0, 3), f"lag_oracle_bank_converged_{k}": _s(conv_bank, 0.0, 3)}
-    return m | {"lag_oracle_bank_mismatched_4": _s(mis, 0.005, 3), "lag4_identity_acc_bank": _s(0.275, 0.01)}
+    if conv_bank2 is not None:
+        m["lag_oracle_bank_converged_2"] = _s(conv_bank2, 0.5, 3)
+    return m | {"lag_oracle_bank_mismatched_4": _s(mis, 0.005, 3), "lag4_identity_acc_bank": _s(0.275, 0.01),
+                "lag_sigma": _s(sigma, 0.0)}
 
 
 @pytest.mark.parametrize("kw, verdict", [
@@ -192,13 +195,37 @@ def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08):
     ({"dec": 0.30, "bank4": 0.30, "gru4": 0.90, "conv_bank": 1.0}, "yes"),          # a converged bound below the GRU
     ({"dec": 0.50, "bank4": 0.50, "gru4": 0.60, "conv_gru": 1.0, "conv_bank": 1.0}, "yes"),
     ({"dec": 0.90, "bank4": 0.90, "gru4": 0.60, "conv_gru": 1.0}, "no"),              # the GRU's bound below the bank
+    ({"dec": 0.10, "bank4": 0.90, "gru4": 0.60, "conv_gru": 1.0}, "no"),              # the decoder failed, the oracle reads
+    ({"dec": 0.10, "bank4": 0.90, "gru4": 0.60}, "not informative at this budget"),   # the GRU's oracle cut: no bound
+    ({"dec": 0.10, "bank4": 0.30, "gru4": 0.95, "conv_bank": 1.0, "conv_bank2": 2 / 3},
+     "yes"),                                                           # decided at lag 4; a cut lag-2 reader bounds nothing
     ({"mis": 0.30}, "not informative at this budget"),                 # the negative control reads words it cannot see
+    ({"sigma": 0.0}, "exact arithmetic: not a test of the mechanism"),  # no noise: a test of float precision
+    ({"sigma": 0.005}, "not informative at this budget"),              # not the claim's budget
 ])
-def test_lag_row_is_decided_on_bounds(kw, verdict):
+def test_lag_row_is_decided_on_bounds_at_its_noise_budget(kw, verdict):
     v = decide(CLAIMS_BY_KEY["lag_equal_state"], _lag(**kw), "cpu")
     assert v.holds == verdict, v.reason
     if kw.get("mis"):
         assert "negative control" in v.reason
+    if verdict in ("yes", "no", "partly"):
+        assert v.reason.startswith("at noise 0.02 per number per step: lag 1: bank oracle")
+    if kw.get("sigma") == 0.005:
+        assert "not the claim's budget 0.02" in v.reason
+
+
+def test_lag_row_states_its_noise_budget_and_which_readers_were_cut():
+    from paper_lib.claims.grammar import LAG_SIGMA
+    from paper_lib.experiments.transfer import LagSettings
+
+    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    assert LagSettings().sigma == LAG_SIGMA == 0.02 and "under noise 0.02 per number per step" in claim.claim
+    assert "lag_sigma" in claim.metrics and "0.02 per state number per step" in claim.rule.__doc__
+    v = decide(claim, _lag(dec=0.10, bank4=0.30, gru4=0.95, conv_bank=1.0, conv_bank2=2 / 3), "cpu")
+    assert "lag 2: bank oracle 0.990 (cut in some seed)" in v.reason and "lag 4: bank oracle 0.300 (flat in every seed)" in v.reason
+    assert "GRU oracle 0.950 (cut in some seed)" in v.reason
+    missing = {k: x for k, x in _lag().items() if k != "lag_sigma"}
+    assert decide(claim, missing, "cpu").holds == "metric missing: lag_sigma"
 
 
 def test_lag_row_needs_its_positive_control():
@@ -245,17 +272,28 @@ def test_deep_row_is_the_attractor_slope(kw, verdict):
 
 
 @pytest.mark.parametrize("kw, verdict", [
-    ({}, "no"),                                                        # causal against causal: a tie
-    ({"gru": 0.99, "spcn": 0.85}, "yes"),                              # far ahead, CIs apart
-    ({"gru": 0.95, "spcn": 0.90}, "partly"),                           # ahead by less than 0.10
+    ({"nodrop": 0.899}, "no"),                                         # causal against causal: a tie
+    ({"nodrop": 0.99, "spcn": 0.85}, "yes"),                           # far ahead, CIs apart
+    ({}, "partly"),                                                    # ahead with CIs apart, by less than 0.10
     ({"bigru": 0.5}, "not informative at this budget"),                # the positive control fails
     ({"spcn_b": 0.90}, "not informative at this budget"),              # the roles do not need the word
 ])
-def test_content_row_is_causal_against_causal(kw, verdict):
-    v = {"gru": 0.899, "spcn": 0.918, "bigru": 0.997, "spcn_b": 0.2} | kw
-    m = {"gru_causal_lexical_causal_acc_A": _s(v["gru"], 0.03), "spcn_lexical_causal_acc_A": _s(v["spcn"], 0.02),
+def test_content_row_is_causal_against_the_gru_without_dropout(kw, verdict):
+    v = {"nodrop": 0.985, "drop": 0.899, "spcn": 0.917, "bigru": 0.997, "spcn_b": 0.2} | kw
+    m = {"causal_gru_nodrop_lexical_causal_acc_A": _s(v["nodrop"], 0.015), "gru_causal_lexical_causal_acc_A":
+         _s(v["drop"], 0.03), "spcn_lexical_causal_acc_A": _s(v["spcn"], 0.02),
          "bigru_lexical_causal_acc_A": _s(v["bigru"], 0.003), "spcn_lexical_causal_acc_B": _s(v["spcn_b"], 0.03)}
-    assert decide(CLAIMS_BY_KEY["content"], m, "cpu").holds == verdict
+    got = decide(CLAIMS_BY_KEY["content"], m, "cpu")
+    assert got.holds == verdict, got.reason
+    with_drop_only = {k: x for k, x in m.items() if not k.startswith("causal_gru_nodrop")}   # the dropout GRU decides nothing
+    assert decide(CLAIMS_BY_KEY["content"], with_drop_only, "cpu").holds.startswith("metric missing")
+
+
+def test_content_row_names_its_comparator_and_shows_both_grus():
+    c = CLAIMS_BY_KEY["content"]
+    assert c.metrics[0] == "causal_gru_nodrop_lexical_causal_acc_A" and c.versus == "spcn_lexical_causal_acc_A"
+    assert "gru_causal_lexical_causal_acc_A" in c.prefixes and "without <unk> dropout" in c.claim
+    assert "the comparator is the causal GRU without <unk> dropout, because" in c.controls
 
 
 def test_every_grammar_row_names_its_strongest_controls_in_the_report(tmp_path):
