@@ -83,6 +83,95 @@ def test_decoder_cannot_tell_words_that_share_a_code():
     assert pred.tolist() == [0, 2, 0, 2, 0, 2]                                 # word 1 read as word 0: the bank's limit
 
 
+def test_decoder_fails_under_the_noise_budget_where_it_must():
+    """At sigma 0.02 per number per step (normalised units) every peel of the 0.5 trace doubles the noise:
+    the decoder reads the recent words and loses them once the doubled noise outgrows the code's margin."""
+    from paper_lib.bounds.noise_budget import noisy_traces
+
+    g = torch.Generator().manual_seed(0)
+    V, N, B, T = 40, 64, 64, 40
+    codes = torch.zeros(V, N)
+    for v in range(V):
+        codes[v, torch.randperm(N, generator=g)[:8]] = 1.0
+    ids = torch.randint(V, (B, T), generator=g)
+    lags = [0, 1, 2, 3, 10, 14]
+    clean = decode_fast_trace(noisy_traces(codes[ids], [0.5], 0.0)[:, :, 0], codes, 0.5, lags)
+    noisy = noisy_traces(codes[ids], [0.5], 0.02, generator=torch.Generator().manual_seed(1))[:, :, 0]
+    pred = decode_fast_trace(noisy, codes, 0.5, lags)
+    acc = [float((p == ids[:, 14 - k: T - k]).float().mean()) for p, k in zip(pred, lags, strict=True)]
+    assert all(float((p == ids[:, 14 - k: T - k]).float().mean()) == 1.0 for p, k in zip(clean, lags, strict=True))
+    assert min(acc[:3]) > 0.99                    # lag k's weight 0.87 * 0.5^k per unit, noise std 0.023
+    assert acc[4] < 0.2 and acc[5] < 0.1          # after 10 peels the noise is ~2^10 times larger: near chance (1/40)
+    again = decode_fast_trace(noisy_traces(codes[ids], [0.5], 0.02, generator=torch.Generator().manual_seed(1))[:, :, 0],
+                              codes, 0.5, lags)
+    assert torch.equal(pred, again)               # seeded
+
+
+def test_noisy_bank_is_spcn_traces_plus_normalised_noise_drawn_anew_at_every_read():
+    from paper_lib.bounds.noise_budget import trace_gain
+    from paper_lib.experiments.lag_stage import bank_states
+    from paper_lib.experiments.transfer import settings_for
+    from paper_lib.models.spcn import SPCN
+
+    spcn = SPCN(replace(settings_for("smoke").spcn, seed=0))
+    docs = FreshDocuments(30, seed=0, chunk=100).take(48)
+    plain = spcn.forward_levels(docs, n_levels=1)[0][0][1]                       # (B, T, S, N)
+    assert torch.equal(bank_states(spcn, docs, 0.0), plain)                       # no noise: SPCN's own traces
+    g = torch.Generator().manual_seed(3)
+    a, b = bank_states(spcn, docs, 0.02, g), bank_states(spcn, docs, 0.02, g)   # one generator, two reads
+    assert a.shape == plain.shape and not torch.equal(a, b)
+    assert torch.equal(a, bank_states(spcn, docs, 0.02, torch.Generator().manual_seed(3)))
+    gain = trace_gain(spcn.cfg.alphas).float().view(1, -1, 1)
+    first = (a - plain)[:, 0] * gain                                              # step 0, normalised: sigma * eps
+    assert float(first.std()) == pytest.approx(0.02, rel=0.05)
+    late = (a - plain)[:, -1] * gain                                              # after 30 steps: noise_var
+    assert float(late[:, 0].std()) == pytest.approx(0.02 / (1 - 0.25) ** 0.5, rel=0.05)
+    with pytest.raises(ValueError, match="noise sigma must be a finite number >= 0"):
+        bank_states(spcn, docs, -1.0)
+
+
+def test_decoder_metrics_find_where_the_noisy_decoder_fails():
+    import pandas as pd
+
+    from paper_lib.experiments.lag_stage import DECODER, DECODER_EXACT, decoder_metrics
+
+    rows = [{"state": st, "seed": seed, "lag": k, "accuracy": acc}
+            for seed, fail in ((1, 6), (0, 5)) for k in range(9)
+            for st, acc in ((DECODER, 1.0 if k < fail else 0.3), (DECODER_EXACT, 1.0))]
+    rows += [{"state": DECODER, "seed": 2, "lag": k, "accuracy": 0.9} for k in range(9)]      # never fails
+    rows += [{"state": DECODER_EXACT, "seed": 2, "lag": k, "accuracy": 1.0} for k in range(9)]
+    m = decoder_metrics(pd.DataFrame(rows), [1, 4, 5])
+    assert m["lag_decoder_bank_fail_lag"] == [5.0, 6.0, 9.0]                      # seeds ascending
+    assert m["lag_decoder_bank_5"] == [0.3, 1.0, 0.9] and m["lag_decoder_bank_exact_4"] == [1.0, 1.0, 1.0]
+    assert decoder_metrics(pd.DataFrame(rows).query("state == 'none'"), [1]) == {}
+
+
+def test_lag_stage_runs_every_state_under_its_noise():
+    from paper_lib.experiments.lag_stage import BANK, DECODER, DECODER_EXACT, GRU, lag_stage
+    from paper_lib.experiments.transfer import settings_for
+
+    torch.set_num_threads(1)
+    s = settings_for("smoke", {"lag": {"max_lag": 6, "oracle_seeds": [0]}})
+    assert s.lag.sigma == 0.02 and s.lag.gru.sigma == 0.0          # lag_gru gives the GRU the study's noise
+    r = lag_stage(s, 0)
+    lag, o = r["lag"], r["oracle"]
+    assert r["sigma"] == o["sigma"] == 0.02 and {BANK, GRU, DECODER, DECODER_EXACT} <= set(lag.state)
+    exact = lag[lag.state == DECODER_EXACT]
+    assert (exact.accuracy == 1.0).all() and set(exact.lag) == set(range(7))     # no noise: every word back
+    assert set(o["stops"]) == {"bank", "gru", "bank_mismatched"}
+    assert all(w in ("solved", "flat", "cap_while_improving", "never_left_plateau") for d in o["stops"].values()
+               for w in d.values())
+    assert o["converged"]["bank"] == {k: float(w in ("flat", "solved")) for k, w in o["stops"]["bank"].items()}
+    quiet = lag_stage(settings_for("smoke", {"lag": {"max_lag": 6, "oracle_seeds": [], "sigma": 0.0}}), 0)["lag"]
+    both = lag.merge(quiet, on=["state", "target", "lag"], suffixes=("", "_quiet"))
+    assert (both[both.state == DECODER_EXACT].accuracy == both[both.state == DECODER_EXACT].accuracy_quiet).all()
+    assert not np.allclose(both[both.state == BANK].accuracy, both[both.state == BANK].accuracy_quiet)
+    with pytest.raises(ValueError, match="sigma"):
+        settings_for("smoke", {"lag": {"sigma": -0.1}})
+    with pytest.raises(ValueError, match="the GRU's noise is lag.sigma"):
+        settings_for("smoke", {"lag": {"gru": {"sigma": 0.05}}})
+
+
 def test_fit_lag_oracle_history_is_a_fresh_data_curve():
     g0 = torch.Generator().manual_seed(1)
     E = torch.randn(6, 8, generator=g0)
