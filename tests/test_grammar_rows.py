@@ -83,6 +83,95 @@ def test_decoder_cannot_tell_words_that_share_a_code():
     assert pred.tolist() == [0, 2, 0, 2, 0, 2]                                 # word 1 read as word 0: the bank's limit
 
 
+def test_decoder_fails_under_the_noise_budget_where_it_must():
+    """At sigma 0.02 per number per step (normalised units) every peel of the 0.5 trace doubles the noise:
+    the decoder reads the recent words and loses them once the doubled noise outgrows the code's margin."""
+    from paper_lib.bounds.noise_budget import noisy_traces
+
+    g = torch.Generator().manual_seed(0)
+    V, N, B, T = 40, 64, 64, 40
+    codes = torch.zeros(V, N)
+    for v in range(V):
+        codes[v, torch.randperm(N, generator=g)[:8]] = 1.0
+    ids = torch.randint(V, (B, T), generator=g)
+    lags = [0, 1, 2, 3, 10, 14]
+    clean = decode_fast_trace(noisy_traces(codes[ids], [0.5], 0.0)[:, :, 0], codes, 0.5, lags)
+    noisy = noisy_traces(codes[ids], [0.5], 0.02, generator=torch.Generator().manual_seed(1))[:, :, 0]
+    pred = decode_fast_trace(noisy, codes, 0.5, lags)
+    acc = [float((p == ids[:, 14 - k: T - k]).float().mean()) for p, k in zip(pred, lags, strict=True)]
+    assert all(float((p == ids[:, 14 - k: T - k]).float().mean()) == 1.0 for p, k in zip(clean, lags, strict=True))
+    assert min(acc[:3]) > 0.99                    # lag k's weight 0.87 * 0.5^k per unit, noise std 0.023
+    assert acc[4] < 0.2 and acc[5] < 0.1          # after 10 peels the noise is ~2^10 times larger: near chance (1/40)
+    again = decode_fast_trace(noisy_traces(codes[ids], [0.5], 0.02, generator=torch.Generator().manual_seed(1))[:, :, 0],
+                              codes, 0.5, lags)
+    assert torch.equal(pred, again)               # seeded
+
+
+def test_noisy_bank_is_spcn_traces_plus_normalised_noise_drawn_anew_at_every_read():
+    from paper_lib.bounds.noise_budget import trace_gain
+    from paper_lib.experiments.lag_stage import bank_states
+    from paper_lib.experiments.transfer import settings_for
+    from paper_lib.models.spcn import SPCN
+
+    spcn = SPCN(replace(settings_for("smoke").spcn, seed=0))
+    docs = FreshDocuments(30, seed=0, chunk=100).take(48)
+    plain = spcn.forward_levels(docs, n_levels=1)[0][0][1]                       # (B, T, S, N)
+    assert torch.equal(bank_states(spcn, docs, 0.0), plain)                       # no noise: SPCN's own traces
+    g = torch.Generator().manual_seed(3)
+    a, b = bank_states(spcn, docs, 0.02, g), bank_states(spcn, docs, 0.02, g)   # one generator, two reads
+    assert a.shape == plain.shape and not torch.equal(a, b)
+    assert torch.equal(a, bank_states(spcn, docs, 0.02, torch.Generator().manual_seed(3)))
+    gain = trace_gain(spcn.cfg.alphas).float().view(1, -1, 1)
+    first = (a - plain)[:, 0] * gain                                              # step 0, normalised: sigma * eps
+    assert float(first.std()) == pytest.approx(0.02, rel=0.05)
+    late = (a - plain)[:, -1] * gain                                              # after 30 steps: noise_var
+    assert float(late[:, 0].std()) == pytest.approx(0.02 / (1 - 0.25) ** 0.5, rel=0.05)
+    with pytest.raises(ValueError, match="noise sigma must be a finite number >= 0"):
+        bank_states(spcn, docs, -1.0)
+
+
+def test_decoder_metrics_find_where_the_noisy_decoder_fails():
+    import pandas as pd
+
+    from paper_lib.experiments.lag_stage import DECODER, DECODER_EXACT, decoder_metrics
+
+    rows = [{"state": st, "seed": seed, "lag": k, "accuracy": acc}
+            for seed, fail in ((1, 6), (0, 5)) for k in range(9)
+            for st, acc in ((DECODER, 1.0 if k < fail else 0.3), (DECODER_EXACT, 1.0))]
+    rows += [{"state": DECODER, "seed": 2, "lag": k, "accuracy": 0.9} for k in range(9)]      # never fails
+    rows += [{"state": DECODER_EXACT, "seed": 2, "lag": k, "accuracy": 1.0} for k in range(9)]
+    m = decoder_metrics(pd.DataFrame(rows), [1, 4, 5])
+    assert m["lag_decoder_bank_fail_lag"] == [5.0, 6.0, 9.0]                      # seeds ascending
+    assert m["lag_decoder_bank_5"] == [0.3, 1.0, 0.9] and m["lag_decoder_bank_exact_4"] == [1.0, 1.0, 1.0]
+    assert decoder_metrics(pd.DataFrame(rows).query("state == 'none'"), [1]) == {}
+
+
+def test_lag_stage_runs_every_state_under_its_noise():
+    from paper_lib.experiments.lag_stage import BANK, DECODER, DECODER_EXACT, GRU, lag_stage
+    from paper_lib.experiments.transfer import settings_for
+
+    torch.set_num_threads(1)
+    s = settings_for("smoke", {"lag": {"max_lag": 6, "oracle_seeds": [0]}})
+    assert s.lag.sigma == 0.02 and s.lag.gru.sigma == 0.0          # lag_gru gives the GRU the study's noise
+    r = lag_stage(s, 0)
+    lag, o = r["lag"], r["oracle"]
+    assert r["sigma"] == o["sigma"] == 0.02 and {BANK, GRU, DECODER, DECODER_EXACT} <= set(lag.state)
+    exact = lag[lag.state == DECODER_EXACT]
+    assert (exact.accuracy == 1.0).all() and set(exact.lag) == set(range(7))     # no noise: every word back
+    assert set(o["stops"]) == {"bank", "gru", "bank_mismatched"}
+    assert all(w in ("solved", "flat", "cap_while_improving", "never_left_plateau") for d in o["stops"].values()
+               for w in d.values())
+    assert o["converged"]["bank"] == {k: float(w in ("flat", "solved")) for k, w in o["stops"]["bank"].items()}
+    quiet = lag_stage(settings_for("smoke", {"lag": {"max_lag": 6, "oracle_seeds": [], "sigma": 0.0}}), 0)["lag"]
+    both = lag.merge(quiet, on=["state", "target", "lag"], suffixes=("", "_quiet"))
+    assert (both[both.state == DECODER_EXACT].accuracy == both[both.state == DECODER_EXACT].accuracy_quiet).all()
+    assert not np.allclose(both[both.state == BANK].accuracy, both[both.state == BANK].accuracy_quiet)
+    with pytest.raises(ValueError, match="sigma"):
+        settings_for("smoke", {"lag": {"sigma": -0.1}})
+    with pytest.raises(ValueError, match="the GRU's noise is lag.sigma"):
+        settings_for("smoke", {"lag": {"gru": {"sigma": 0.05}}})
+
+
 def test_fit_lag_oracle_history_is_a_fresh_data_curve():
     g0 = torch.Generator().manual_seed(1)
     E = torch.randn(6, 8, generator=g0)
@@ -177,13 +266,16 @@ def test_oracle_metrics_are_per_seed_lists_in_seed_order():
 
 # --------------------------------------------------------------------------- the rows' rules
 
-def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08):
+def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08, sigma=0.02, conv_bank2=None):
     m = {}
     for k, (g, b) in {1: (1.0, 0.999), 2: (0.99, 0.99), 4: (gru4, bank4)}.items():
         m |= {f"lag_oracle_gru_{k}": _s(g, 0.01, 3), f"lag_oracle_bank_{k}": _s(b, 0.01, 3),
               f"lag_decoder_bank_{k}": _s(dec, 0.0), f"lag_oracle_chance_{k}": _s(0.078, 0.002, 3),
               f"lag_oracle_gru_converged_{k}": _s(conv_gru, 0.0, 3), f"lag_oracle_bank_converged_{k}": _s(conv_bank, 0.0, 3)}
-    return m | {"lag_oracle_bank_mismatched_4": _s(mis, 0.005, 3), "lag4_identity_acc_bank": _s(0.275, 0.01)}
+    if conv_bank2 is not None:
+        m["lag_oracle_bank_converged_2"] = _s(conv_bank2, 0.5, 3)
+    return m | {"lag_oracle_bank_mismatched_4": _s(mis, 0.005, 3), "lag4_identity_acc_bank": _s(0.275, 0.01),
+                "lag_sigma": _s(sigma, 0.0)}
 
 
 @pytest.mark.parametrize("kw, verdict", [
@@ -192,13 +284,37 @@ def _lag(gru4=0.87, bank4=0.84, dec=1.0, conv_gru=0.0, conv_bank=0.0, mis=0.08):
     ({"dec": 0.30, "bank4": 0.30, "gru4": 0.90, "conv_bank": 1.0}, "yes"),          # a converged bound below the GRU
     ({"dec": 0.50, "bank4": 0.50, "gru4": 0.60, "conv_gru": 1.0, "conv_bank": 1.0}, "yes"),
     ({"dec": 0.90, "bank4": 0.90, "gru4": 0.60, "conv_gru": 1.0}, "no"),              # the GRU's bound below the bank
+    ({"dec": 0.10, "bank4": 0.90, "gru4": 0.60, "conv_gru": 1.0}, "no"),              # the decoder failed, the oracle reads
+    ({"dec": 0.10, "bank4": 0.90, "gru4": 0.60}, "not informative at this budget"),   # the GRU's oracle cut: no bound
+    ({"dec": 0.10, "bank4": 0.30, "gru4": 0.95, "conv_bank": 1.0, "conv_bank2": 2 / 3},
+     "yes"),                                                           # decided at lag 4; a cut lag-2 reader bounds nothing
     ({"mis": 0.30}, "not informative at this budget"),                 # the negative control reads words it cannot see
+    ({"sigma": 0.0}, "exact arithmetic: not a test of the mechanism"),  # no noise: a test of float precision
+    ({"sigma": 0.005}, "not informative at this budget"),              # not the claim's budget
 ])
-def test_lag_row_is_decided_on_bounds(kw, verdict):
+def test_lag_row_is_decided_on_bounds_at_its_noise_budget(kw, verdict):
     v = decide(CLAIMS_BY_KEY["lag_equal_state"], _lag(**kw), "cpu")
     assert v.holds == verdict, v.reason
     if kw.get("mis"):
         assert "negative control" in v.reason
+    if verdict in ("yes", "no", "partly"):
+        assert v.reason.startswith("at noise 0.02 per number per step: lag 1: bank oracle")
+    if kw.get("sigma") == 0.005:
+        assert "not the claim's budget 0.02" in v.reason
+
+
+def test_lag_row_states_its_noise_budget_and_which_readers_were_cut():
+    from paper_lib.claims.grammar import LAG_SIGMA
+    from paper_lib.experiments.transfer import LagSettings
+
+    claim = CLAIMS_BY_KEY["lag_equal_state"]
+    assert LagSettings().sigma == LAG_SIGMA == 0.02 and "under noise 0.02 per number per step" in claim.claim
+    assert "lag_sigma" in claim.metrics and "0.02 per state number per step" in claim.rule.__doc__
+    v = decide(claim, _lag(dec=0.10, bank4=0.30, gru4=0.95, conv_bank=1.0, conv_bank2=2 / 3), "cpu")
+    assert "lag 2: bank oracle 0.990 (cut in some seed)" in v.reason and "lag 4: bank oracle 0.300 (flat in every seed)" in v.reason
+    assert "GRU oracle 0.950 (cut in some seed)" in v.reason
+    missing = {k: x for k, x in _lag().items() if k != "lag_sigma"}
+    assert decide(claim, missing, "cpu").holds == "metric missing: lag_sigma"
 
 
 def test_lag_row_needs_its_positive_control():
@@ -245,17 +361,28 @@ def test_deep_row_is_the_attractor_slope(kw, verdict):
 
 
 @pytest.mark.parametrize("kw, verdict", [
-    ({}, "no"),                                                        # causal against causal: a tie
-    ({"gru": 0.99, "spcn": 0.85}, "yes"),                              # far ahead, CIs apart
-    ({"gru": 0.95, "spcn": 0.90}, "partly"),                           # ahead by less than 0.10
+    ({"nodrop": 0.899}, "no"),                                         # causal against causal: a tie
+    ({"nodrop": 0.99, "spcn": 0.85}, "yes"),                           # far ahead, CIs apart
+    ({}, "partly"),                                                    # ahead with CIs apart, by less than 0.10
     ({"bigru": 0.5}, "not informative at this budget"),                # the positive control fails
     ({"spcn_b": 0.90}, "not informative at this budget"),              # the roles do not need the word
 ])
-def test_content_row_is_causal_against_causal(kw, verdict):
-    v = {"gru": 0.899, "spcn": 0.918, "bigru": 0.997, "spcn_b": 0.2} | kw
-    m = {"gru_causal_lexical_causal_acc_A": _s(v["gru"], 0.03), "spcn_lexical_causal_acc_A": _s(v["spcn"], 0.02),
+def test_content_row_is_causal_against_the_gru_without_dropout(kw, verdict):
+    v = {"nodrop": 0.985, "drop": 0.899, "spcn": 0.917, "bigru": 0.997, "spcn_b": 0.2} | kw
+    m = {"causal_gru_nodrop_lexical_causal_acc_A": _s(v["nodrop"], 0.015), "gru_causal_lexical_causal_acc_A":
+         _s(v["drop"], 0.03), "spcn_lexical_causal_acc_A": _s(v["spcn"], 0.02),
          "bigru_lexical_causal_acc_A": _s(v["bigru"], 0.003), "spcn_lexical_causal_acc_B": _s(v["spcn_b"], 0.03)}
-    assert decide(CLAIMS_BY_KEY["content"], m, "cpu").holds == verdict
+    got = decide(CLAIMS_BY_KEY["content"], m, "cpu")
+    assert got.holds == verdict, got.reason
+    with_drop_only = {k: x for k, x in m.items() if not k.startswith("causal_gru_nodrop")}   # the dropout GRU decides nothing
+    assert decide(CLAIMS_BY_KEY["content"], with_drop_only, "cpu").holds.startswith("metric missing")
+
+
+def test_content_row_names_its_comparator_and_shows_both_grus():
+    c = CLAIMS_BY_KEY["content"]
+    assert c.metrics[0] == "causal_gru_nodrop_lexical_causal_acc_A" and c.versus == "spcn_lexical_causal_acc_A"
+    assert "gru_causal_lexical_causal_acc_A" in c.prefixes and "without <unk> dropout" in c.claim
+    assert "the comparator is the causal GRU without <unk> dropout, because" in c.controls
 
 
 def test_every_grammar_row_names_its_strongest_controls_in_the_report(tmp_path):

@@ -103,6 +103,44 @@ def test_gru_lm_learns_a_cycle():
         train_gru_lm(ids, 3)
 
 
+def test_noisy_gru_lm_is_the_fused_gru_at_zero_noise_and_noised_after_every_step():
+    """sigma = 0: the step loop is the fused nn.GRU; sigma > 0: sigma per number per step, seeded, in eval mode too."""
+    from dataclasses import replace
+
+    from paper_lib.models.gru import GRULanguageModel
+
+    torch.manual_seed(0)
+    cfg = GRULMConfig(d_embed=8, d_hidden=64)
+    model = GRULanguageModel(V + 1, cfg).eval()
+    ids = torch.randint(1, V + 1, (32, 12), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        fused = model(ids)[1]                                                     # (B, T, H)
+        loop = model.noisy_states(model.embed(ids))                              # sigma = 0: no noise drawn
+        assert fused.shape == (32, 12, 64) and torch.allclose(fused, loop, atol=1e-5)
+        model.cfg = replace(cfg, sigma=0.05)
+        a = model(ids, torch.Generator().manual_seed(7))[1]
+        b = model(ids, torch.Generator().manual_seed(7))[1]
+        g = torch.Generator().manual_seed(7)
+        c, d = model(ids, g)[1], model(ids, g)[1]                                 # one generator, two reads
+    assert torch.equal(a, b) and torch.equal(a, c) and not torch.equal(c, d)   # seeded; a new draw per read
+    first = (a - fused)[:, 0]                                                     # step 0: the noise alone
+    assert float(first.std()) == pytest.approx(0.05, rel=0.1) and abs(float(first.mean())) < 0.01
+    assert not torch.allclose(a[:, 5], fused[:, 5], atol=0.01)                    # it enters the recurrence
+    assert np.array_equal(gru_states(model, ids, generator=torch.Generator().manual_seed(7)), a.numpy())
+    with pytest.raises(ValueError, match="noise sigma must be a finite number >= 0"):
+        GRULMConfig(sigma=-0.1)
+
+
+def test_noisy_gru_lm_trains_with_its_noise_deterministically():
+    start = np.random.default_rng(0).integers(1, V + 1, (32, 1))
+    ids = torch.from_numpy((start - 1 + np.arange(20)[None, :]) % V + 1)
+    cfg = GRULMConfig(d_hidden=16, epochs=30, batch_size=8, lr=0.01, sigma=0.02)
+    model, hist = train_gru_lm(ids, V + 1, cfg)
+    _, again = train_gru_lm(ids, V + 1, cfg)
+    _, quiet = train_gru_lm(ids, V + 1, GRULMConfig(d_hidden=16, epochs=30, batch_size=8, lr=0.01))
+    assert hist == again and hist != quiet and hist[-1] < 0.3 * np.log(V) < hist[0]   # seeded, noised, learns
+
+
 def test_word_dropout_gives_fresh_words():
     sents = [["the", "dog", "runs", "."]] * 50
     out = word_dropout(sents, 0.3, seed=0)

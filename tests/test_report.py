@@ -29,7 +29,8 @@ def test_report_holds_fails_and_missing(tmp_path):
              spcn_untrained_acc_A=(0.90, 0.01))
     _metrics(figures, "02_transfer", spcn_struct_context_acc_B=(0.90, 0.01), gru_causal_struct_context_acc_B=(0.70, 0.02),
              causal_gru_nodrop_struct_context_acc_B=(0.60, 0.02), spcn_struct_category_acc_B=(0.30, 0.02),
-             gru_causal_lexical_causal_acc_A=(0.60, 0.2), spcn_lexical_causal_acc_A=(0.55, 0.2),
+             causal_gru_nodrop_lexical_causal_acc_A=(0.60, 0.2), gru_causal_lexical_causal_acc_A=(0.50, 0.2),
+             spcn_lexical_causal_acc_A=(0.55, 0.2),
              bigru_lexical_causal_acc_A=(0.99, 0.01), spcn_lexical_causal_acc_B=(0.20, 0.05))
     table = claims_table(figures, CLAIMS).set_index("claim")
     holds = table["holds"]

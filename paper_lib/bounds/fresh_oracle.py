@@ -15,10 +15,16 @@ upper bounds. Two are built here (our design: the paper has no lag study):
 - **The closed-form decoder of the bank** (:func:`decode_fast_trace`): SPCN's level-1 trace at a rate
   ``alpha >= 0.5`` is invertible. With ``h_t = (1 - alpha) h_{t-1} + alpha a_t`` and ``a_t`` a binary
   k-WTA code, the units active at ``t`` are exactly those with ``h_t >= alpha`` (every other unit is at
-  most ``(1 - alpha)`` times a value below 1), so ``a_t`` is read off, matched to the word whose code it
-  is, and peeled off, ``h_{t-1} = (h_t - alpha a_t) / (1 - alpha)``; repeated, it reads the word at any
-  lag until float32 rounding (doubled at every step when alpha = 0.5) reaches the threshold. It is
-  exact: what it misses (two words with the same level-1 code) the bank cannot hold.
+  most ``(1 - alpha)`` times a value below 1), so the word at ``t`` is the one whose code's units stand
+  highest above that cut (the code with the largest summed margin ``sum_u c_u (h_u - cut)``: every unit
+  of the right code has a margin >= 0, every other unit one < 0), and it is peeled off,
+  ``h_{t-1} = (h_t - alpha a_t) / (1 - alpha)``; repeated, it reads the word at any lag until float32
+  rounding (doubled at every step when alpha = 0.5) reaches the cut. In exact arithmetic it is exact:
+  what it misses (two words with the same level-1 code) the bank cannot hold. Under the resource
+  model's noise (:mod:`paper_lib.bounds.noise_budget`) every peel doubles the noise it carries (at
+  alpha = 0.5), so it fails from some lag on: a reader of the noisy bank, a lower bound on what that
+  bank holds (summed margins rather than counted units: a unit that sits on the cut, as an active unit
+  with a silent past does, votes by how far it stands from it, not by a coin flip).
 
 Shapes: states ``(B, T, F)`` float32; word ids ``(B, T)`` int64 in ``1..V`` (0 is unused).
 """
@@ -149,7 +155,8 @@ def decode_fast_trace(trace: Tensor, codes: Tensor, alpha: float, lags: Sequence
 
     Returns:
         ``(len(lags), B, T - max(lags))`` word indices into ``codes``, for positions ``t >= max(lags)``;
-        the nearest code (fewest differing units) at every peeling step.
+        at every peeling step the code whose units stand highest above the cut (summed margins; the
+        lowest index on ties).
 
     Raises:
         ValueError: ``alpha`` below 0.5 or above 1, bad shapes or lags.
@@ -167,9 +174,8 @@ def decode_fast_trace(trace: Tensor, codes: Tensor, alpha: float, lags: Sequence
     found = []
     cut = alpha - max((2 * alpha - 1) / 2, alpha * 1e-6)         # between silent (< 1 - alpha) and active (>= alpha)
     for _ in range(K + 1):
-        active = (h >= cut).to(h.dtype)                          # the units the word at this step switched on
-        miss = active @ (1 - codes).T + (1 - active) @ codes.T   # (B, T', V) differing units
-        idx = miss.argmin(-1)                                    # nearest code (lowest index on ties)
+        margin = (h - cut) @ codes.T                             # (B, T', V) each code's units above the cut
+        idx = margin.argmax(-1)                                  # the word at this step (lowest index on ties)
         found.append(idx)
         if alpha < 1.0:
             h = (h - alpha * codes[idx]) / (1 - alpha)            # the trace one step earlier

@@ -16,7 +16,8 @@ bits). Ours (our design, the paper is silent):
   ``t + 1`` steps its variance is ``sigma^2 sum_{k <= t} (1 - a)^(2k)`` (:func:`noise_var`), which for
   the slow trace (``a = 0.02``) grows to ``(5 sigma)^2``. The same ``sigma`` is added to the GRU's
   state (whose numbers lie in [-1, 1]), to the selective scan's normalised state and to SPEN's
-  traces in these units (:mod:`paper_lib.models.noisy_states`).
+  traces in these units (:mod:`paper_lib.models.noisy_states`); notebook 02's lag study puts SPCN's
+  level-1 bank and its GRU language model under it too (:mod:`paper_lib.experiments.lag_stage`).
 
 **What the one-hot bank bounds.** The one-hot bank (:func:`bank_read`) is the fixed bank of any
 token-wise code of unit norm up to a rotation (isotropic noise is rotation-invariant). A code may use

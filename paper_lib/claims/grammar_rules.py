@@ -114,7 +114,13 @@ def lag_bounds(lags: tuple[int, ...] = (1, 2, 4), bank: str = "lag_oracle_bank_"
     """The lag comparison on bounds (see the docstring set below). Per lag ``k`` each state's holding is an
     interval: from below its best reader (the bank: the better of its oracle and its closed-form decoder;
     the GRU: its oracle), from above 1, or its oracle where that converged in every seed (a reader fed fresh
-    data until it stopped improving: the house's upper bound). Both ends carry the readers' 95% CIs."""
+    data until it stopped flat or solved: the house's upper bound; a reader cut at its cap bounds nothing
+    from above). Both ends carry the readers' 95% CIs. The reason says, per lag, whether each oracle
+    converged in every seed or was cut in some."""
+    def status(m: Metrics, state: str, k: int) -> str:
+        c = f"{converged.format(state)}{k}"
+        return "no stop recorded" if c not in m else "flat in every seed" if _m(m, c) >= 1.0 else "cut in some seed"
+
     def interval(m: Metrics, state: str, names: tuple[str, ...], k: int) -> tuple[float, float, float, bool]:
         """(lowest, highest) of what ``state`` holds at lag ``k``, its best reading's mean, converged."""
         best = max((x for x in names if x in m), key=lambda x: _m(m, x))
@@ -132,9 +138,9 @@ def lag_bounds(lags: tuple[int, ...] = (1, 2, 4), bank: str = "lag_oracle_bank_"
             gru_above[k] = g_lo > b_hi                         # the GRU holds more than the bank can
             bank_above[k] = b_lo > g_hi                        # the bank holds more than the GRU can
             bank_reaches[k] = b_read >= (g_lo if g_flat else 1.0)   # converged: within its reading's CI; else 1
-            parts.append(f"lag {k}: bank oracle {_m(m, f'{bank}{k}'):.3f}"
+            parts.append(f"lag {k}: bank oracle {_m(m, f'{bank}{k}'):.3f} ({status(m, 'bank', k)})"
                          + (f", decoder {_m(m, f'{decoder}{k}'):.3f}" if f"{decoder}{k}" in m else "")
-                         + f", GRU oracle {g:.3f}" + (" (converged)" if g_flat else " (still improving)"))
+                         + f", GRU oracle {g:.3f} ({status(m, 'gru', k)})")
         why = "; ".join(parts)
         if gru_above[max(lags)] and not any(bank_above.values()):
             return "yes", why
@@ -151,3 +157,26 @@ def lag_bounds(lags: tuple[int, ...] = (1, 2, 4), bank: str = "lag_oracle_bank_"
                     "oracle within the CIs); partly if the GRU is above at a smaller lag only; else not informative at "
                     "this budget")
     return rule
+
+
+EXACT = "exact arithmetic: not a test of the mechanism"
+"""The verdict of a row about what fixed traces hold, run without a noise or precision budget."""
+
+
+def at_noise(rule: Rule, sigma: str, budget: float) -> Rule:
+    """``rule`` decided at the claim's noise budget (the docstring set below): the metric ``sigma`` is the
+    noise per state number per step the run's states carried (one value per seed)."""
+    def wrapped(m: Metrics) -> tuple[str, str]:
+        s = _m(m, sigma)
+        if s == 0 and _ci(m, sigma) == 0:
+            return EXACT, (f"{sigma} = 0: the states carry no noise, and in exact arithmetic a fixed bank is a lossless "
+                           "register of its last ~20 tokens (its closed-form decoder reads them back), so it holds "
+                           "whatever a learned state holds at the lags it reaches: a test of float precision")
+        if abs(s - budget) > 1e-12 or _ci(m, sigma) > 0:
+            return "not informative at this budget", (f"the run's noise {sigma} = {s:g} is not the claim's budget "
+                                                      f"{budget:g} per number per step")
+        word, why = rule(m)
+        return word, f"at noise {budget:g} per number per step: {why}"
+    wrapped.__doc__ = (f"at the claim's noise budget, {budget:g} per state number per step ({sigma}; at 0: {EXACT}; at "
+                       f"another noise: not informative at this budget): " + (rule.__doc__ or ""))
+    return wrapped

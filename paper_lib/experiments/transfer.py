@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..bounds.noise_budget import check_sigma
 from ..bounds.oracle import LagOracleConfig
 from ..data.grammar import (
     ROLES,
@@ -53,7 +54,7 @@ from ..data.structure import split_columns
 from ..ema import PAPER_ALPHAS
 from ..models.gru import BiGRUConfig, GRULMConfig, predict_bigru, train_bigru
 from ..models.spcn import SPCN, SPCNConfig
-from ..pipeline.settings import check_seeds, configure
+from ..pipeline.settings import check_seeds, configure, setting
 from ..probes import fit_cluster_readout, fit_linear_probe
 from ..profile_settings import PROFILE_SETTINGS
 
@@ -65,19 +66,37 @@ READOUTS: tuple[str, ...] = ("spcn", "spcn_labelfree", "spcn_worddrop", "spcn_co
 @dataclass
 class LagSettings:
     """The lag study of notebook 02 (:mod:`paper_lib.experiments.lag_stage`): the linear probe's curves,
-    the bank's closed-form decoder and the lag oracle fed fresh documents."""
+    the bank's closed-form decoder and the lag oracle fed fresh documents, every state under one noise budget.
+
+    ``sigma``, the noise budget (notebook 07's resource model, :mod:`paper_lib.bounds.noise_budget`):
+    Gaussian noise of std ``sigma`` on every state number at unit scale (the bank's traces in normalised
+    units, the GRU's numbers in [-1, 1]) after every step, in the GRU's training and in every read. 0.02 is
+    07's headline: the bank's fastest trace then still holds the last few words (a word's normalised weight
+    at lag k is ``0.87 * 0.5^k`` against a stationary noise std of 0.023) and loses them within about eight
+    steps, inside the lags the study draws; at 0 the row would be decided by float precision (our design:
+    the paper states no precision).
+
+    Raises:
+        ValueError: ``sigma`` not a finite number >= 0; ``gru.sigma`` set (the GRU's noise is ``sigma``).
+    """
 
     enabled: bool = True                 # run it
+    sigma: float = setting(0.02, low=0)  # noise per state number per step (normalised units), training and reading
     max_lag: int = 16                    # largest k (tokens)
     doc_sentences: int = 8               # sentences joined into one document (tokens run across them)
     ridge: float = 1.0                   # L2 strength of the least-squares probe
     gru: GRULMConfig = field(default_factory=lambda: GRULMConfig(
-        d_embed=32, lr=0.003, epochs=3, batch_size=16))  # d_hidden is set to the trace-bank width per run
+        d_embed=32, lr=0.003, epochs=3, batch_size=16))  # d_hidden and sigma are set per run: the bank's width, sigma
     oracle_lags: tuple[int, ...] = (1, 2, 4)  # lags (tokens) the lag oracle reads, fed fresh documents (empty: off)
     oracle_seeds: tuple[int, ...] = (0, 1, 2)  # seeds whose states the lag oracle reads (each about 100 CPU s at cpu)
     oracle: LagOracleConfig = field(default_factory=lambda: LagOracleConfig(
         hidden=256, layers=2, lr=1e-3, max_steps=1500, min_steps=300, eval_every=25, patience=8,
         batch_sequences=8, val_sequences=64))  # the lag oracle's fit (paper_lib.bounds.fresh_oracle; 8 docs a step)
+
+    def __post_init__(self):
+        check_sigma(self.sigma)
+        if self.gru.sigma:
+            raise ValueError(f"lag.gru.sigma={self.gru.sigma:g}: the GRU's noise is lag.sigma (set that instead)")
 
 
 @dataclass

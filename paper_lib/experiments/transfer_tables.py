@@ -155,11 +155,14 @@ def plot_by_group(acc: pd.DataFrame, by: str, labels: Mapping[str, str], grammar
     return fig
 
 
-def plot_lag(lag: pd.DataFrame, profile: str):
+def plot_lag(lag: pd.DataFrame, profile: str, sigma: float | None = None):
     """Lag-decodability curves, identity and role panels, mean and 95% CI over seeds: each EMA rate alone
-    in blues, the whole bank in black, the GRU dashed red, the bank's closed-form decoder (identity only) green."""
+    in blues, the whole bank in black, the GRU dashed red, the bank's closed-form decoder (identity only) green,
+    and the same decoder on the bank without noise dotted olive; ``sigma``: the states' noise per number per
+    step, named in the title."""
     states = list(dict.fromkeys(lag.state))
-    fixed = {"EMA bank (all alphas)": "black", "GRU language model": "tab:red", "EMA bank, closed-form decoder": "tab:green"}
+    fixed = {"EMA bank (all alphas)": "black", "GRU language model": "tab:red", "EMA bank, closed-form decoder": "tab:green",
+             "EMA bank without noise, closed-form decoder": "tab:olive"}
     rates = [st for st in states if st not in fixed]
     colors = dict(zip(rates, sns.color_palette("Blues", len(rates) + 1)[1:], strict=True)) | fixed
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.8), sharex=True)
@@ -171,7 +174,8 @@ def plot_lag(lag: pd.DataFrame, profile: str):
                 continue
             half = 1.96 * m["std"].fillna(0) / np.sqrt(m["count"])
             bold = st in fixed
-            ax.plot(m.index, m["mean"], "--" if st.startswith("GRU") else "-", color=colors[st], lw=2.5 if bold else 1.3,
+            style = "--" if st.startswith("GRU") else ":" if "without noise" in st else "-"
+            ax.plot(m.index, m["mean"], style, color=colors[st], lw=2.5 if bold else 1.3,
                     marker="o", ms=3, label=f"{st} ({int(d[d.state == st].width.iloc[0])} dims)")
             ax.fill_between(m.index, m["mean"] - half, m["mean"] + half, color=colors[st], alpha=0.15)
         ax.axhline(d.chance.mean(), color="gray", ls=":", lw=1, label="chance (most frequent class)")
@@ -179,8 +183,9 @@ def plot_lag(lag: pd.DataFrame, profile: str):
         ax.set_ylabel(f"held-out accuracy of the {target} at t - k")
         ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
         ax.set_ylim(0, 1.02)
-    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width\n"
-                 "(linear probes; the bank's closed-form decoder in green)")
+    noise = "" if sigma is None else f"\nevery state with noise {sigma:g} per number per step"
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width"
+                 f"{noise}\n(linear probes; the bank's closed-form decoder in green, without noise dotted)")
     stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
     legend_below(fig, axes[0], ncol=2)
     return fig

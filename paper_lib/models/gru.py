@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..bounds.noise_budget import check_sigma
 from ..pipeline.settings import check_fields, setting
 from .lm import CausalLM
 
@@ -178,26 +179,35 @@ def predict_bigru(model: BiGRUTagger, vocab: dict[str, int], sentences: Sequence
 @dataclass
 class GRULMConfig:
     """A causal GRU trained by next-word prediction: the learned, input-dependent reference
-    state of the lag-decodability study (our design: the paper has no such model)."""
+    state of the lag-decodability study (our design: the paper has no such model).
+
+    ``sigma``: the resource model of :mod:`paper_lib.bounds.noise_budget`, Gaussian noise of std
+    ``sigma`` added to every state number (in [-1, 1]: already at unit scale) after every step, in
+    training and in reading; 0 is the plain, noiseless GRU.
+    """
 
     d_embed: int = 32          # embedding width (dims)
     d_hidden: int = 384        # GRU hidden size (dims): set to the width of the trace bank it is compared with
     lr: float = 3e-3           # Adam step size
     epochs: int = 3            # passes over the training documents
     batch_size: int = 16       # documents per step
-    seed: int = setting(0, low=0)  # init and shuffling
+    seed: int = setting(0, low=0)  # init, shuffling and the training noise
+    sigma: float = setting(0.0, low=0)  # noise per state number per step (training and reading; 0: none)
 
     def __post_init__(self):
         if min(self.d_embed, self.d_hidden, self.batch_size) < 1 or self.epochs < 0:
             raise ValueError("d_embed, d_hidden, batch_size must be >= 1 and epochs >= 0")
+        check_sigma(self.sigma)
 
 
 class GRULanguageModel(nn.Module):
     """Embedding -> unidirectional GRU -> linear over the vocabulary.
 
-    ``forward(ids (B, T))`` -> ``(logits (B, T, V), states (B, T, H))``; the state at t has
-    read ``ids[:, :t + 1]`` only (causal, like the EMA traces), and ``logits[:, t]`` predicts
-    ``ids[:, t + 1]``. Id 0 is padding.
+    ``forward(ids (B, T), generator=None)`` -> ``(logits (B, T, V), states (B, T, H))``; the state at t
+    has read ``ids[:, :t + 1]`` only (causal, like the EMA traces), and ``logits[:, t]`` predicts
+    ``ids[:, t + 1]``. Id 0 is padding. With ``cfg.sigma > 0`` every state number gets
+    ``sigma * N(0, 1)`` after every step (:meth:`noisy_states`, noise drawn from ``generator``, or the
+    global generator), in train and in eval mode: the noise is part of the state, not a regulariser.
     """
 
     def __init__(self, vocab_size: int, cfg: GRULMConfig):
@@ -207,15 +217,34 @@ class GRULanguageModel(nn.Module):
         self.gru = nn.GRU(cfg.d_embed, cfg.d_hidden, batch_first=True)
         self.head = nn.Linear(cfg.d_hidden, vocab_size)
 
-    def forward(self, ids: Tensor) -> tuple[Tensor, Tensor]:
-        states, _ = self.gru(self.embed(ids))                                 # (B, T, H)
+    def forward(self, ids: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        x = self.embed(ids)                                                   # (B, T, E)
+        states = self.noisy_states(x, generator) if self.cfg.sigma else self.gru(x)[0]   # (B, T, H)
         return self.head(states), states
+
+    def noisy_states(self, x: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """``(B, T, H)`` states of embeddings ``x`` ``(B, T, E)``, one step at a time with noise after each:
+        ``h_t = GRU(x_t, h_{t-1}) + sigma eps_t`` (PyTorch's GRU equations, with :attr:`gru`'s weights; at
+        ``sigma = 0`` it is :attr:`gru`'s fused path, which the tests check)."""
+        g, H = self.gru, self.cfg.d_hidden
+        gi = (x @ g.weight_ih_l0.T + g.bias_ih_l0).unbind(1)                  # T x (B, 3H), every step at once
+        h, out = x.new_zeros(x.shape[0], H), []
+        for gi_t in gi:
+            gh = h @ g.weight_hh_l0.T + g.bias_hh_l0                          # (B, 3H)
+            r, z = torch.sigmoid(gi_t[:, :2 * H] + gh[:, :2 * H]).chunk(2, 1)
+            n = torch.tanh(gi_t[:, 2 * H:] + r * gh[:, 2 * H:])
+            h = (1 - z) * n + z * h                                           # (B, H)
+            if self.cfg.sigma:
+                h = h + self.cfg.sigma * torch.randn(h.shape, generator=generator, dtype=h.dtype)
+            out.append(h)
+        return torch.stack(out, 1)
 
 
 def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None,
                  progress: bool = False) -> tuple[GRULanguageModel, list[float]]:
     """Train a :class:`GRULanguageModel` on padded documents ``ids`` ``(B, T)`` (0 = padding)
-    by next-word cross-entropy, with no role label.
+    by next-word cross-entropy, with no role label; with ``config.sigma > 0`` its states carry the noise
+    in training (drawn from a generator seeded ``config.seed + 1``; the batches' order is the same at any sigma).
 
     Returns:
         ``(model, history)``; ``history`` lists the mean training loss per epoch (nats per token).
@@ -229,10 +258,11 @@ def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = GRULanguageModel(vocab_size, cfg)
+    noise = torch.Generator().manual_seed(cfg.seed + 1)
 
     def batch_loss(idx: Tensor) -> tuple[Tensor, int]:
         x = ids[idx]
-        logits, _ = model(x[:, :-1])
+        logits, _ = model(x[:, :-1], noise)
         target = x[:, 1:].masked_fill(x[:, 1:] == 0, -100)
         loss = nn.functional.cross_entropy(logits.reshape(-1, vocab_size), target.reshape(-1), ignore_index=-100)
         return loss, int((target != -100).sum())
@@ -243,9 +273,12 @@ def train_gru_lm(ids: Tensor, vocab_size: int, config: GRULMConfig | None = None
 
 
 @torch.no_grad()
-def gru_states(model: GRULanguageModel, ids: Tensor, batch_size: int = 64) -> np.ndarray:
-    """Hidden states ``(B, T, H)`` (float32 numpy) of ``model`` on padded ``ids`` ``(B, T)``."""
-    return np.concatenate([model(ids[i: i + batch_size])[1].numpy() for i in range(0, len(ids), batch_size)], 0)
+def gru_states(model: GRULanguageModel, ids: Tensor, batch_size: int = 64,
+               generator: torch.Generator | None = None) -> np.ndarray:
+    """Hidden states ``(B, T, H)`` (float32 numpy) of ``model`` on padded ``ids`` ``(B, T)``, with the
+    model's noise (``cfg.sigma``) drawn from ``generator``: a new draw at every call."""
+    return np.concatenate([model(ids[i: i + batch_size], generator)[1].numpy()
+                           for i in range(0, len(ids), batch_size)], 0)
 
 
 # ----------------------------------------------------------------------------- GRU on the causal-LM shell
