@@ -11,20 +11,16 @@ token's *class* (the structural label) is ``token mod n_classes``. A token's inp
 Gaussian, ``d_model`` wide): tokens of a class share a direction, as learned embeddings of one
 role do. A fixed EMA trace bank (:func:`paper_lib.ema.ema_traces`) of ``S`` rates holds ``S x
 d_model`` numbers; a linear probe (:func:`paper_lib.probes.lag_decodability`) reads the token and
-its class at lag ``k`` from it. The learned state of equal size is a GRU with ``S x d_model``
-numbers reading the same inputs, trained to output the token and its class at the grid's lags up to
-``learned_max_lag`` (:class:`paper_lib.models.gru.LagReaderGRU`) until its held-out accuracy is
-flat, then read by the same probe and by its own heads; the second learned state of that size is a
-selective scan (input-dependent decay, Mamba's recurrence in the selective EMA form:
-:class:`paper_lib.models.scan_reader.LagReaderScan`), trained and read alike. Decodability is
-``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect).
+its class at lag ``k`` from it. The learned states of equal size (a GRU,
+:class:`paper_lib.models.gru.LagReaderGRU`; a selective scan, Mamba's input-dependent decay, and the
+same scan time-invariant, :class:`paper_lib.models.scan_reader.LagReaderScan`) read the same inputs,
+trained to output the token and its class at the grid's lags up to ``learned_max_lag`` until their
+held-out accuracy is flat, then read by the same probe and by their own heads. Decodability is
+``(accuracy - chance) / (1 - chance)`` (0: chance, 1: perfect). Panel B (depth):
+:mod:`paper_lib.models.depth_probe`, trained to a criterion by :mod:`paper_lib.experiments.depth_runs`.
 
-Panel B (depth): :mod:`paper_lib.models.depth_probe` (the task and the seven residual rules),
-trained to a criterion by :mod:`paper_lib.experiments.depth_runs`.
-
-Every job (one state, vocabulary and seed of panel A; one arm, depth and width of panel B) seeds
-itself and runs on one thread, so ``workers`` processes run them at once
-(:func:`paper_lib.pipeline.parallel.parallel_map`) with the same numbers as one.
+Every job seeds itself and runs on one thread, so ``workers`` processes
+(:func:`paper_lib.pipeline.parallel.parallel_map`) run them at once with the same numbers as one.
 """
 from __future__ import annotations
 

@@ -55,20 +55,18 @@ def any_solves(names: Iterable[str], threshold: float) -> Gate:
     return gate
 
 
-
 def cut_arms(m: Metrics, arms: Mapping[str, str]) -> str:
     """Which of ``arms`` (words -> prefix of ``<prefix>improving``, ``<prefix>plateau``: the share of seeds stopped
     at the step cap still learning, or on the chance loss) was cut, in words; '' where none was."""
     kinds = (("improving", "was still learning at its step cap"), ("plateau", "never left the chance loss"))
-    return "; ".join(f"{words} {what} in {round(mean(m, p + k) * m[p + k].get('n', 1))} of "
-                     f"{int(m[p + k].get('n', 1))} seeds" for words, p in arms.items() for k, what in kinds
-                     if p + k in m and mean(m, p + k) > 0)
+    return "; ".join(f"{words} {what} in {round(mean(m, p + k) * (n := int(m[p + k].get('n', 1))))} of {n} seeds"
+                     for words, p in arms.items() for k, what in kinds if p + k in m and mean(m, p + k) > 0)
 
 
 def unless_cut(rule: Rule, arms: Mapping[str, str], verdict: str = "not attributable at this budget") -> Rule:
     """``rule``, unless an arm it reads was cut (:func:`cut_arms`): then ``verdict``, naming the arm."""
     def wrapped(m: Metrics) -> tuple[str, str]:
-        why = cut_arms(m, arms)
-        return (verdict, f"{why}: the verdict would rest on an arm that was cut") if why else rule(m)
+        return (verdict, f"{why}: the verdict would rest on an arm that was cut") if (why := cut_arms(m, arms)) \
+            else rule(m)
     wrapped.__doc__ = f"{rule.__doc__}; {verdict} if an arm it reads ({', '.join(arms)}) was cut at its step cap"
     return wrapped

@@ -25,9 +25,8 @@ def mean_ci95(values: Iterable[float]) -> dict[str, float]:
 
 
 def format_mean_ci(values: Iterable[float] | dict, digits: int = 3, unit: str = "") -> str:
-    """``"0.955 ± 0.003 (n=5)"``: mean and 95% CI half-width over seeds of ``values`` (per-seed numbers, or a
-    :func:`mean_ci95` summary), ``digits`` decimals, ``unit`` after the mean; one seed: ``"0.955 (n=1, no
-    interval)"``."""
+    """``"0.955 ± 0.003 (n=5)"``: mean and 95% CI over seeds of ``values`` (per-seed numbers or a :func:`mean_ci95`
+    summary), ``digits`` decimals, ``unit`` after the mean; ``"0.955 (n=1, no interval)"`` for one seed."""
     s = dict(values) if isinstance(values, dict) else mean_ci95(values)
     n = int(s.get("n", 1))
     ci = s.get("ci95")
