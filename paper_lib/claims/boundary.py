@@ -191,7 +191,8 @@ def depth_learnable(prefix: str = "depth_both_acc_", threshold: float = 0.9) -> 
 
 CLAIMS = Claims((
     Claim("time_map", "Fixed-rate traces keep the token's class where they lose its identity, against a learned state "
-          "of equal size trained until its held-out accuracy is flat (lag 2, vocabulary / width 16)",
+          "of equal size trained until its held-out accuracy is flat (lag 2, vocabulary / width 16; float32, no "
+          "added noise: what a reader fitted on the traces gets, not what exact arithmetic holds)",
           "beyond the paper (its boundary, mapped)", None, "06_boundary_map",
           ("time_identity_oracle", "time_structure_oracle", "time_identity_gru_heads", "time_structure_gru_heads"),
           unless_cut(traces_keep_structure("time_identity_oracle", "time_structure_oracle", (

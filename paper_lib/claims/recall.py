@@ -201,7 +201,8 @@ CLAIMS = Claims((
     Claim("recall_attribution", "SPEN's recall loss is the fixed traces' own: the best reader of one trace bank (the "
           "oracle; its state beside SPEN's in the numbers) fails where a learned recurrence of equal state succeeds. "
           "Single-hop recall of distinct keys cannot reach the traces' own loss at any N (a task where a key's value "
-          "is updated can)", "beyond the paper (the paper's mechanism)", None,
+          "is updated can). Precision: float32 traces, no added noise, so a yes here would say what a reader fitted "
+          "on them gets, a no that the key is in them", "beyond the paper (the paper's mechanism)", None,
           "05_associative_recall", (),
           unless_cut(traces_lose("recall_acc_spen_", ("recall_acc_gru_", "recall_acc_spen_selective_"),
                                  "recall_acc_oracle_"),
