@@ -247,7 +247,7 @@ if "bigru_wd0" in NAMES:
 # The main object's role (PATIENT after an action verb, STIMULUS after a psych verb) is fixed by
 # the verb 2, 3 or 4 tokens back ("chases the [very] [big] dog"; our grammar allows one adjective,
 # so no longer lags occur). A reader whose state holds the verb's identity keeps the role at any of
-# these lags; a fixed trace holds it with weight α(1 − α)<sup>lag</sup>. SPCN against the causal GRU tagger
+# these lags; a fixed trace holds it with weight $\alpha(1 - \alpha)^{\mathrm{lag}}$. SPCN against the causal GRU tagger
 # (the BiGRU beside them); the lag curves below are the mechanism.
 
 # %%
@@ -396,7 +396,7 @@ display(Markdown(
 # A linear probe is a lower bound on what a state holds. Two upper-bound readers decide the lag row
 # (`paper_lib.bounds.fresh_oracle`, `paper_lib.experiments.lag_stage`; the rule was written before this run):
 # - **the closed-form decoder of the bank**: its 0.5 trace is invertible (the units a word switches
-#   on are exactly those at or above 0.5; peel the word off, `h_{t-1} = 2 h_t - a_t`, repeat), so
+#   on are exactly those at or above 0.5; peel the word off, $h_{t-1} = 2 h_t - a_t$, repeat), so
 #   it reads the word at any lag until float32 rounding reaches the threshold (green in the curves);
 # - **the lag oracle fed fresh documents**: the same MLP readers (2 x 256 per lag) for the bank and
 #   for the frozen GRU, each step on 8 new Grammar A documents (the bank is fixed and the grammar
@@ -533,7 +533,7 @@ metrics |= {f"lag_decoder_bank_{k}": lag[(lag.state == DECODER) & (lag.lag == k)
             for k in settings.lag.oracle_lags} | lag_oracle_metrics
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
-for key in ("transfer_B", "deep", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
+for key in ("transfer_B", "deep", "attractors", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
     display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
