@@ -10,7 +10,7 @@
 # # 04 · The predictor ablation: is the bottleneck the traces or the reader?
 #
 # **The paper's claim (Experiment 2, predictor ablation).** Keep SPEN's EMA traces and swap
-# the module that predicts `x_hat_t` from them: a linear projection, linear attention, full
+# the module that predicts $\hat{x}_t$ from them: a linear projection, linear attention, full
 # softmax attention. The loss does not move (**about 7.60 nats** for all three). The paper's
 # conclusion: EMA is lossy, data-independent compression, and by the data processing
 # inequality no reader of the traces can recover what they discarded; only learned,
@@ -21,10 +21,10 @@
 # behind the one interface of `paper_lib/predictors/base.py`:
 # - `history_attention`: causal softmax attention over all past trace banks `h_1..h_t`. Not
 #   bounded by the inequality: past banks determine past inputs,
-#   `u_{t-1} = (h_t - (1 - alpha) h_{t-1}) / alpha`.
-# - `selective`: an EMA whose rate `alpha_t` is computed from the input (the selection the
+#   $u_{t-1} = (h_t - (1 - \alpha) h_{t-1}) / \alpha$.
+# - `selective`: an EMA whose rate $\alpha_t$ is computed from the input (the selection the
 #   paper says is needed).
-# - `token_attention`: plain causal self-attention over the block inputs u<sub>s</sub>, s &lt; t.
+# - `token_attention`: plain causal self-attention over the block inputs $u_s$, $s < t$.
 #
 # Every SPEN, and a matched GPT-2-style Transformer trained here, has the same parameter
 # budget (within 5%, checked before training) and sees the same tokens, with notebook 03's

@@ -279,7 +279,7 @@ display(Markdown(rt.capacity_paragraph(cap, S.n_pairs) + " " + rt.width_paragrap
 # `distance_gap` **distractor tokens** (ids of their own vocabulary, not blanks), and their
 # answers are binned by the distance from the key to the answer. The dashed lines mark each
 # trace's decay time `1/alpha` (tokens): beyond the slowest one, `1/0.02 = 50` tokens, a key's
-# weight in every trace has fallen below e<sup>−1</sup> of its start, and the distractors written since
+# weight in every trace has fallen below $e^{-1}$ of its start, and the distractors written since
 # outweigh it. The Transformer and `spen_token_attention` are the positive controls: if either
 # fails, the figure itself says "not informative". The oracle is fitted on the same sequences.
 

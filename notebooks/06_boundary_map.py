@@ -48,7 +48,7 @@
 # input-dependence), and the *fixed* control `lnscale` (`h + u` with the block's normalised input
 # scaled by `1/sqrt(l)`, "The Curse of Depth"). The gates that set the carry (`highway`, `static`)
 # start carrying: their bias starts at `gate_bias` = -3 (g = 0.05), as in Highway networks. At bias
-# 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is 0.5<sup>16</sup>.
+# 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is $0.5^{16}$.
 # A stream that dilutes loses `x0` (too much forgetting) or the current state (stale writes crowding
 # it out); each run is scored by both and by the smaller of the two, and each seed trains until it
 # has both at `depth_criterion` (0.9) on held-out examples, or is flat, or at most `depth_steps`.
@@ -147,8 +147,8 @@ display(Markdown(
 # untrained); the structural label is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
 # than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in the cpu run of commit
 # b1e1866, on all three seeds). A linear reader of the bank responds to a combination of the three
-# exponentials (1 − α)<sup>k</sup>; to read lag 1 it must cancel lag 0, which the fast trace weights twice
-# as much, while a difference of traces peaks later (0.9<sup>k</sup> − 0.5<sup>k</sup> is largest at k = 3). The same
+# exponentials $(1 - \alpha)^k$; to read lag 1 it must cancel lag 0, which the fast trace weights twice
+# as much, while a difference of traces peaks later ($0.9^k - 0.5^k$ is largest at $k = 3$). The same
 # dip appears with the library's probe on uniform tokens of 64 ids at width 64 and no classes
 # (accuracy 1.00, 0.04, 0.32, 0.33, 0.28 at lags 0-4; measured once outside the notebook), so it is
 # the bank's own, not the task's. The matched-filter closed form assumes a reader that knows the
