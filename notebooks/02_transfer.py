@@ -38,6 +38,7 @@
 # Tweak these in your copy, lab/02_transfer.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
+#                   (seeds distinct integers; every rate alpha in (0, 1]; counts >= 1)
 n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
@@ -51,10 +52,12 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from IPython.display import display
 
 import paper_lib.experiments.transfer_tables as tt
 from paper_lib.claims.grammar import CLAIMS
+from paper_lib.claims.words import COLUMNS
 from paper_lib.data.agreement import HEURISTICS
 from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
@@ -74,7 +77,8 @@ from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci as fmt
 from paper_lib.pipeline.tables import use_table_style
 
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
+sns.set_theme(style="whitegrid")  # one figure style for every notebook
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 n_seeds, t_start = len(settings.seeds), time.perf_counter()
@@ -537,6 +541,6 @@ for key in ("transfer_B", "deep", "attractors", "structure", "content", "lag_equ
     display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
-display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "
-                 "thread(s); per seed, stage times (s): "
+display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with "
+                 f"{n_threads} thread{'s' * (n_threads != 1)}; per seed, stage times (s): "
                  + ", ".join(f"{c} {timings[c].mean():.1f}" for c in timings.columns if c != "seed") + "."))

@@ -179,8 +179,8 @@ def plot_lag(lag: pd.DataFrame, profile: str):
         ax.set_ylabel(f"held-out accuracy of the {target} at t - k")
         ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
         ax.set_ylim(0, 1.02)
-    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width\n"
-                 "(linear probes; the bank's closed-form decoder in green)")
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past,\nagainst a learned GRU state of the same "
+                 "width (linear probes; the bank's closed-form decoder in green)")
     stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
     legend_below(fig, axes[0], ncol=2)
     return fig

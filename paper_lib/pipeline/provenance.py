@@ -25,6 +25,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .figcheck import check_figure
 from .profiles import check_profile, get_profile
 from .stats import mean_ci95
+from .tables import in_words
 from .threads import machine, threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -295,7 +296,7 @@ class Outputs:
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         stamp = json.dumps(self.provenance(), sort_keys=True)
-        md = df.to_markdown(index=index, floatfmt=floatfmt)
+        md = in_words(df).to_markdown(index=index, floatfmt=floatfmt)  # the CSV keeps the names code reads
         banner = f"**{b}**\n\n" if (b := get_profile(self.profile).banner) else ""
         write_text(md_path, f"{banner}<!-- provenance: {stamp} -->\n\n{md}\n")
         record(self._stage, (csv_path, md_path), self.provenance())
