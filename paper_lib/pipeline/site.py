@@ -174,7 +174,7 @@ def cards_css(tables: Mapping[str, Iterable[str]], width: int = 720) -> str:
              ".cards thead { display: none; }",
              ".cards tr { border: 1px solid #bbb; border-radius: 6px; margin: 0 0 0.8em; padding: 0.4em 0.6em; }",
              ".cards td { border: none !important; padding: 0.1em 0 !important; text-align: left !important; }",
-             ".cards td:first-child { font-weight: 600; }"]
+             ".cards td:first-child { font-weight: 600; }", ".cards td p { display: inline; margin: 0; }"]
     for cls, headers in tables.items():
         rules += [f'.{cls} td:nth-of-type({i})::before {{ content: "{h}: "; font-style: italic; }}'
                   for i, h in enumerate(headers, 1) if i > 1]

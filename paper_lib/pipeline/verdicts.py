@@ -22,19 +22,16 @@ class Kind(str, Enum):
 
     @classmethod
     def of(cls, holds: str) -> Kind:
-        """The kind of a verdict's words (``"metric missing: x"`` is :attr:`MISSING`). Raises ValueError: unknown."""
+        """The kind of a verdict's words (``"metric missing: x"``: :attr:`MISSING`). Raises ValueError: unknown."""
         return cls(str(holds).split(":")[0].strip())
 
     @property
-    def decided(self) -> bool:
-        """A rule reached yes, partly or no (its controls passed)."""
+    def decided(self) -> bool:  # a rule reached yes, partly or no: its controls passed
         return self in (Kind.YES, Kind.PARTLY, Kind.NO)
 
 
-NUMBER_WORDS = {"yes": "reproduced", "partly": "close", "no": "not reproduced"}
-"""A number rule's verdict as the "number reproduced?" column says it."""
-NOT_AT_SCALE = "not run at paper scale"
-CONTROLS_PASS = "the controls pass"
+NUMBER_WORDS = {"yes": "reproduced", "partly": "close", "no": "not reproduced"}  # a number rule's verdict, said
+NOT_AT_SCALE, CONTROLS_PASS = "not run at paper scale", "the controls pass"
 HOLDS_WORDS = {Kind.YES: "holds", Kind.PARTLY: "holds in part", Kind.NO: "does not hold"}
 
 LEGEND = {
