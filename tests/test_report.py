@@ -151,8 +151,9 @@ def test_claims_reject_a_key_twice_and_name_the_known_ones():
     with pytest.raises(ValueError, match="^unknown claim 'c'; known: a, b$"):
         two["c"]
     line = two.markdown("a", {"acc_a": [0.95, 0.97]}, "cpu")
-    assert line == ("**Claim: A holds.** Verdict: **yes** (accuracy of A = 0.96). "
-                    "Rule: yes if accuracy of A >= 0.9; partly if >= 0.5; else no.")
+    assert line == ("**Claim: A holds.** Number reproduced? **—**. What the controls say: **the controls pass** "
+                    "(accuracy of A = 0.96). Rule: yes if accuracy of A >= 0.9; partly if >= 0.5; else no.")
+    assert two.verdict("b", {"acc_a": [0.95, 0.97]}, "cpu").number == ""           # the paper gives no number
     assert two.verdict("a", {"acc_a": [0.95, 0.97]}, "smoke").holds == "undetermined"
 
 

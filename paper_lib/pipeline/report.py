@@ -112,10 +112,12 @@ class Claims:
         return decide(self[key], summarise(metrics), profile)
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
-        """A notebook's one Markdown line for ``key``: claim, verdict, reason, rule. Raises ValueError: unknown key."""
+        """A notebook's one Markdown line for ``key``: claim, its two verdicts, reason, rule. Raises ValueError: unknown
+        key."""
         claim, v, plain = self[key], self.verdict(key, metrics, profile), self.labels.plain
-        return escape_tags(f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
-                           f"Rule: {plain(claim.rule.__doc__)}.")
+        number = f"Number reproduced? **{v.number}**. " if v.number else ""
+        return escape_tags(f"**Claim: {claim.claim}.** {number}What the controls say: **{v.controls}** "
+                           f"({plain(v.reason)}). Rule: {plain(claim.rule.__doc__)}.")
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
