@@ -231,6 +231,7 @@ def test_a_notebooks_html_opens_with_its_findings(browser, tmp_path):
     first_code = page.locator(".jp-CodeCell").first.bounding_box()
     assert findings.bounding_box()["y"] < first_code["y"]                        # before any code or output
     assert page.locator("h1").first.bounding_box()["y"] < findings.bounding_box()["y"]   # after the title
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390                # no sideways scroll
     page.close()
 
 
