@@ -57,8 +57,10 @@ def test_report_holds_fails_and_missing(tmp_path):
         if line.startswith("| ") and "---" not in line:
             assert line.replace("\\|", "").count("|") == 8, line
     assert '<a id="claim-within_A"></a>' in md and "(#claim-within_A)" in md
-    assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
-           "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
+    assert "[SPCN beats a causal GRU tagger on structural roles of B](#claim-structure)" in md     # the short name
+    assert "### 5. SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the structural " \
+           "roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without &lt;unk&gt; " \
+           "training)" in md                                                  # the whole claim in its section; <unk> shows
     assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 7" in md and "metric missing: 5" in md  # 05 and 06 add two rows each, 07 one; 02 the deep, attractor and lag rows
     time_section = md.split('<a id="claim-time_map"></a>')[1].split("<a id=")[0]      # a claim names its controls
     assert "Strongest controls: positive: the GRU keeps identity where it is easy" in time_section

@@ -232,11 +232,12 @@ def _md_cell(v):
 
 
 def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
-    """The results table, each claim linked by ``link`` (formatted with the row's ``key`` and ``notebook``)."""
+    """The results table, each claim's short name linked by ``link`` (formatted with the row's ``key`` and ``notebook``)
+    to its section, where the whole claim is."""
     t = table.map(_md_cell)
     short = pd.DataFrame({
         "#": range(1, len(t) + 1),
-        "claim": [f"[{r.claim}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
+        "claim": [f"[{r.name}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
         "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "number reproduced?": t.number,
         "what the controls say": t.says})
     return short.to_markdown(index=False) + "\n\n" + legend([*table.number, *table.says])

@@ -2,9 +2,11 @@
 
 ``python -m paper_lib.claims site --profile cpu`` reads the executed notebooks
 ``build/executed/<profile>/<NN_name>.ipynb`` and the report's claims table for the claims it is given,
-and writes ``index.html`` (what the paper claims, what we find, ONE results table, the headline
-figure, how to rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor
-per claim, every code cell folded, the parameters cells removed, images with alt text).
+and writes ``index.html`` (what the paper claims, the summary of results: the paper's numbers beside
+ours, what the companion adds, every other claim, each row a card on a phone; the headline figure, how
+to rerun, how to cite), one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor per
+claim, every code cell folded, the parameters cells and progress bars removed, each figure as published
+with its alt text, formulas as MathML) and one per page of ``guide/``.
 
 Jupyter Book 1.x (our choice, the paper is silent) renders executed notebooks without running them,
 folds code by cell tag (``hide-input``) and bundles its theme: it builds and reads offline
