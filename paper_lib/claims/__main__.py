@@ -68,7 +68,7 @@ def findings_html(rows, report: str = "../REPORT.md") -> str:
             f'<p><em>Rule:</em> {escape(r["rule"])}. <a href="{report}#claim-{escape(r["key"])}">Every number</a></p>')
     if not rows:
         parts.append("<p>This notebook decides no claim of the report; its figures and tables are below.</p>")
-    return "".join(parts) + "</section>"
+    return "".join(parts) + "<h2>The experiment</h2></section>"
 
 
 def publish(figures: Path) -> None:

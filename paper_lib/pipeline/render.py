@@ -54,8 +54,8 @@ def figure_stem(output) -> str | None:
 
 
 def finish_page(page: Path, meta: dict, findings: str = "") -> bool:
-    """Open the published ``page`` (a notebook's HTML) with ``findings`` (:func:`findings_html`, replacing one
-    there) after its title, and show each figure's published PNG beside it (``<img data-figure=stem>``) with the
+    """Open the published ``page`` (a notebook's HTML) with ``findings`` (a ``<section id="findings">``, replacing
+    one there) right after its title, and show each figure's published PNG beside it (``<img data-figure=stem>``) with the
     alt text of its ``figures.json`` entry in ``meta`` (band first). Returns whether the page changed."""
     import base64
 
@@ -75,12 +75,9 @@ def finish_page(page: Path, meta: dict, findings: str = "") -> bool:
     if findings:
         for section in soup.select("section#findings"):
             section.decompose()
-        title = soup.find("h1")
-        cell = title.find_parent(class_="jp-Cell") if title else None
-        anchor = cell or title
-        new = BeautifulSoup(findings, features="html.parser")
-        if anchor is not None:
-            anchor.insert_after(new)
+        title, new = soup.find("h1"), BeautifulSoup(findings, features="html.parser")
+        if title is not None:                      # before the notebook's own introduction, as on the site
+            title.insert_after(new)
         elif soup.body is not None:
             soup.body.insert(0, new)
     if str(soup) == old:
