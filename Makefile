@@ -151,7 +151,7 @@ gpu-check: | venv  ## figures/bench/gpu_check.csv: EMA, SPEN, Transformer (and N
 	PAPER_LIB_PUBLISH=1 $(PY) benchmarks/gpu_check.py
 endif
 
-# Experiment 2 on a lent GPU, in three steps (README, "On a GPU"): prepare here, run there, publish here.
+# Experiment 2 on a lent GPU, in three steps (guide/gpu.md): prepare here, run there, publish here.
 DEVICE_BUDGET_S ?= 840
 DEVICE_OUT ?= build/gpu
 device-prepare: | venv  ## CPU side: build/gpu/tokens.npz and SOURCES.json (the sources' commit) for the device study

@@ -45,6 +45,7 @@
 # Tweak these in your copy, lab/01_grammar_probe.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}, "grammar": "hard"}
+#                   (seeds distinct integers; fresh_seeds share none with seeds; every rate alpha in (0, 1])
 n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
@@ -62,11 +63,13 @@ import torch
 from IPython.display import display
 
 from paper_lib.claims.grammar import CLAIMS
+from paper_lib.claims.words import COLUMNS
 from paper_lib.data.grammar import ROLE_KIND, ROLES, make_split, role_inventory
 from paper_lib.data.roles import DEPENDENCY_BINS
 from paper_lib.experiments.grammar_probe import (
     CODE_READOUTS,
     READOUTS,
+    RULE_WORDS,
     fresh_seed,
     grammar_config,
     group_table,
@@ -85,7 +88,8 @@ from paper_lib.pipeline.settings import as_dict, settings_table
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
 
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
+sns.set_theme(style="whitegrid")  # one figure style for every notebook
 settings = settings_for(profile, overrides)
 out = Outputs("01_grammar_probe", profile, as_dict(settings), settings.seeds)
 n_seeds = len(settings.seeds)
@@ -126,7 +130,7 @@ per_seed = pd.DataFrame([{"seed": s, **r["acc"], **{f"test_mse_{k}": v for k, v 
 per_seed["spcn_over_bigru"] = per_seed["spcn_probe"] / per_seed["bigru"]
 tokens = pd.concat([r["tokens"] for r in results.values()], ignore_index=True)
 out.save_data(per_seed, "per_seed")
-display(per_seed.round(3))
+display(per_seed.rename(columns=lambda c: readout_name(c) if c.startswith("spcn") or c == "bigru" else c).round(3))
 
 # %% [markdown]
 # ## Table 1: held-out Grammar A role accuracy (the paper's comparison)
@@ -269,9 +273,6 @@ ax.set_xlim(0, 1.02)
 ax.set_xlabel("role accuracy on Grammar B's content-word tokens (fraction)")
 ax.set_ylabel("")
 ax.set_title("Learned word codes on Grammar B's unseen content words (probe trained on A)")
-if codes_verdict.holds.startswith("not informative"):
-    ax.text(0.98, 0.02, "not informative: the backprop ceiling does not beat the floor", transform=ax.transAxes,
-            ha="right", va="bottom", color="tab:red")
 stamp(fig, profile, len(settings.fresh_seeds), errorbars="95% CI over seeds")
 legend_below(fig, ax, ncol=3)
 out.save_figure(fig, "learned_codes_B", title="Learned word codes on Grammar B's unseen content words",
@@ -307,8 +308,8 @@ words = train0.sentences[ex]
 levels, _ = spcn0.forward_levels([words])
 a1, h1, _ = levels[0]
 units = torch.nonzero(a1[0].sum(0) > 0).flatten()[:40]
-panels = [("active units a_t", a1[0][:, units], "activity (0 or 1)")] + [
-    (f"trace, alpha = {alpha:g}", h1[0, :, s][:, units], "trace value") for s, alpha in enumerate(spcn0.cfg.alphas)]
+panels = [("active units $a_t$", a1[0][:, units], "activity (0 or 1)")] + [
+    (f"trace, $\\alpha$ = {alpha:g}", h1[0, :, s][:, units], "trace value") for s, alpha in enumerate(spcn0.cfg.alphas)]
 n_cols = min(2, len(panels))  # two panels a row: four in one row would be 2,400 px wide
 n_rows = -(-len(panels) // n_cols)
 fig, axes = plt.subplots(n_rows, n_cols, figsize=(10.2, 4.6 * n_rows), sharey=True, squeeze=False)
@@ -345,7 +346,7 @@ hist["update"] = hist.groupby("level").cumcount() + 1
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for level, g in hist.groupby("level"):
     ax.plot(g["update"], g["mse"], label=f"level {level}")
-ax.set_xlabel(f"{main} update (minibatch)")
+ax.set_xlabel(f"{RULE_WORDS[main]} update (minibatch)")
 ax.set_ylabel("prediction MSE (squared activity units)")
 ax.set_title("SPCN next-activity prediction error during learning")
 legend_outside(ax)
@@ -353,7 +354,7 @@ stamp(fig, profile, 1, note=f"seed {settings.seeds[0]}")
 fig.tight_layout()
 out.save_figure(fig, "pghu_learning", title="SPCN prediction error during learning",
                 alt=f"Lines of each SPCN level's mean squared error in predicting its next column activity against the "
-                    f"{main} update number, for the first seed.")
+                    f"{RULE_WORDS[main]} update number, for the first seed.")
 plt.show()
 display(Markdown(f"On held-out sentences, level 1's prediction MSE is {format_mean_ci(per_seed.test_mse_trained, 4)} "
                  f"after learning against {format_mean_ci(per_seed.test_mse_untrained, 4)} with untrained weights."))

@@ -38,6 +38,7 @@
 # Tweak these in your copy, lab/02_transfer.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"    # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}    # any setting of the notebook's Settings, e.g. {"seeds": [0], "spcn": {"alphas": [0.5, 0.05]}}
+#                   (seeds distinct integers; every rate alpha in (0, 1]; counts >= 1)
 n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
@@ -51,10 +52,12 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from IPython.display import display
 
 import paper_lib.experiments.transfer_tables as tt
 from paper_lib.claims.grammar import CLAIMS
+from paper_lib.claims.words import COLUMNS
 from paper_lib.data.agreement import HEURISTICS
 from paper_lib.data.grammar import content_words, generate
 from paper_lib.data.roles import DEPENDENCY_BINS
@@ -83,7 +86,8 @@ from paper_lib.pipeline.stats import format_mean_ci as fmt
 from paper_lib.pipeline.tables import use_table_style
 from paper_lib.stopping import STOP_WORDS
 
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
+sns.set_theme(style="whitegrid")  # one figure style for every notebook
 settings = settings_for(profile, overrides)
 out = Outputs("02_transfer", profile, {**as_dict(settings), "n_threads": n_threads}, settings.seeds)
 n_seeds, t_start = len(settings.seeds), time.perf_counter()
@@ -258,7 +262,7 @@ if "bigru_wd0" in NAMES:
 # The main object's role (PATIENT after an action verb, STIMULUS after a psych verb) is fixed by
 # the verb 2, 3 or 4 tokens back ("chases the [very] [big] dog"; our grammar allows one adjective,
 # so no longer lags occur). A reader whose state holds the verb's identity keeps the role at any of
-# these lags; a fixed trace holds it with weight α(1 − α)<sup>lag</sup>. SPCN against the causal GRU tagger
+# these lags; a fixed trace holds it with weight $\alpha(1 - \alpha)^{\mathrm{lag}}$. SPCN against the causal GRU tagger
 # (the BiGRU beside them); the lag curves below are the mechanism.
 
 # %%
@@ -406,7 +410,7 @@ display(Markdown(
 #
 # **Why a noise budget.** In exact arithmetic a fixed bank loses nothing it can tell apart: its 0.5
 # trace is invertible (the units a word switches on are exactly those at or above 0.5; peel the word
-# off, `h_{t-1} = 2 h_t - a_t`, repeat), so a closed-form decoder reads the word at any lag until float32
+# off, $h_{t-1} = 2 h_t - a_t$, repeat), so a closed-form decoder reads the word at any lag until float32
 # rounding reaches the cut, and the bank would win at every lag the decoder reaches, whatever the GRU
 # does: a test of float precision, not of fixed decay. So the lag study runs under notebook 07's
 # resource model (`paper_lib.bounds.noise_budget`): **every state number at unit scale gets Gaussian
@@ -575,10 +579,10 @@ metrics |= decoder | lag_oracle_metrics
 metrics["lag_sigma"] = [r["sigma"] for r in sorted(lag_results, key=lambda r: int(r["lag"].seed.iloc[0]))]
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
-for key in ("transfer_B", "deep", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
+for key in ("transfer_B", "deep", "attractors", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
     display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
-display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with {n_threads} "
-                 "thread(s); per seed, stage times (s): "
+display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with "
+                 f"{n_threads} thread{'s' * (n_threads != 1)}; per seed, stage times (s): "
                  + ", ".join(f"{c} {timings[c].mean():.1f}" for c in timings.columns if c != "seed") + "."))

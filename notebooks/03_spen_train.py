@@ -36,6 +36,8 @@
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}   # any setting of paper_lib.experiments.spen_train.Settings, nested as it is, e.g.
                  # {"seeds": [0], "spen": {"alphas": [0.5, 0.05]}, "train": {"lr": 1e-3}, "transformer": {"n_head": 4}}
+                 # (a width or depth set for both models or neither: spen.d_model with transformer.d_model;
+                 # train.seq_len <= the models' block_size; eval_at steps within [1, train.steps])
 n_threads = None   # CPU threads for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper; paper_lib.pipeline.threads)
 
 # %%
@@ -55,11 +57,12 @@ from IPython.display import display
 from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
 
 from paper_lib.claims.lm import CLAIMS, copies_in_context, gap_grows
+from paper_lib.claims.words import COLUMNS
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments import spen_train as st
 from paper_lib.lm_recipe import build_lm, induction_length, run_lm
 from paper_lib.pipeline.markdown import Markdown
-from paper_lib.pipeline.plots import clipped_yerr, legend_below, legend_outside, log2_ticks, mark_paper, stamp
+from paper_lib.pipeline.plots import clipped_yerr, count, legend_below, legend_outside, log2_ticks, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
@@ -67,7 +70,7 @@ from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
 
 t_start = time.perf_counter()
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
 settings = st.settings_for(profile, overrides)
 SEEDS = settings.seeds
 LABEL = {"spen": "SPEN (EMA traces only)", "transformer": "Transformer (attention)"}
@@ -210,7 +213,7 @@ out.save_figure(fig, "token_scaling", title="Held-out loss against training toke
                     "SPEN (ln 260) and GPT-2 (ln 33) as labelled dashed lines.")
 plt.show()
 display(Markdown(
-    f"Mean over {len(SEEDS)} seed(s): {st.crossing(scaling)}. What this budget can show: which model learns faster "
+    f"Mean over {count(len(SEEDS), 'seed')}: {st.crossing(scaling)}. What this budget can show: which model learns faster "
     f"from the first {train_tokens:,} tokens at about {(params['spen'] - embed) / 1e6:.1f}M parameters besides the "
     "embedding, and whether the gap is closing. What it cannot show: the paper's regime (130M parameters, billions of tokens), where attention's "
     "advantage is expected to grow with data; a lead here is a statement about small budgets only."))

@@ -10,7 +10,7 @@
 # # 04 · The predictor ablation: is the bottleneck the traces or the reader?
 #
 # **The paper's claim (Experiment 2, predictor ablation).** Keep SPEN's EMA traces and swap
-# the module that predicts `x_hat_t` from them: a linear projection, linear attention, full
+# the module that predicts $\hat{x}_t$ from them: a linear projection, linear attention, full
 # softmax attention. The loss does not move (**about 7.60 nats** for all three). The paper's
 # conclusion: EMA is lossy, data-independent compression, and by the data processing
 # inequality no reader of the traces can recover what they discarded; only learned,
@@ -21,10 +21,10 @@
 # behind the one interface of `paper_lib/predictors/base.py`:
 # - `history_attention`: causal softmax attention over all past trace banks `h_1..h_t`. Not
 #   bounded by the inequality: past banks determine past inputs,
-#   `u_{t-1} = (h_t - (1 - alpha) h_{t-1}) / alpha`.
-# - `selective`: an EMA whose rate `alpha_t` is computed from the input (the selection the
+#   $u_{t-1} = (h_t - (1 - \alpha) h_{t-1}) / \alpha$.
+# - `selective`: an EMA whose rate $\alpha_t$ is computed from the input (the selection the
 #   paper says is needed).
-# - `token_attention`: plain causal self-attention over the block inputs u<sub>s</sub>, s &lt; t.
+# - `token_attention`: plain causal self-attention over the block inputs $u_s$, $s < t$.
 #
 # Every SPEN, and a matched GPT-2-style Transformer trained here, has the same parameter
 # budget (within 5%, checked before training) and sees the same tokens, with notebook 03's
@@ -42,6 +42,7 @@
 profile = "cpu"  # smoke | cpu | paper: the sizes and seeds of paper_lib.profile_settings
 overrides = {}   # any setting of paper_lib.experiments.predictor_ablation.Settings, nested as it is, e.g.
                  # {"predictors": ["linear"], "spen": {"alphas": [0.5, 0.05], "n_head": 1}, "train": {"steps": 300}}
+                 # (predictors: at least one, each registered in paper_lib/predictors/; every alpha in (0, 1])
 n_threads = None   # CPU threads of this process for torch, BLAS and scikit-learn (None: the profile's, 1 at smoke, 2 at cpu and paper); its training jobs run on one thread each
 
 # %%
@@ -60,6 +61,7 @@ from matplotlib.ticker import EngFormatter
 
 from paper_lib import predictors as ap
 from paper_lib.claims.lm import CLAIMS, clearly_better
+from paper_lib.claims.words import COLUMNS
 from paper_lib.data.lm_data import prepare_data
 from paper_lib.experiments.predictor_ablation import (
     PAPER_LOSS_NATS,
@@ -73,7 +75,7 @@ from paper_lib.experiments.predictor_ablation import (
 )
 from paper_lib.lm_recipe import lr_for
 from paper_lib.pipeline.markdown import Markdown
-from paper_lib.pipeline.plots import legend_below, legend_outside, mark_paper, stamp
+from paper_lib.pipeline.plots import count, legend_below, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
@@ -81,7 +83,7 @@ from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
 from paper_lib.pipeline.tables import use_table_style
 
 t_start = time.perf_counter()
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
 settings = settings_for(profile, overrides)
 SEEDS = settings.seeds
 out = Outputs("04_predictor_ablation", profile, as_dict(settings), SEEDS)
@@ -152,7 +154,7 @@ display(Markdown(
        f"{format_mean_ci(metrics['induction_transformer'])} nats." if "induction_transformer" in metrics else "")
     + " Every model is at least "
     f"{format_mean_ci(metrics['min_past_unigram_nats'], 2)} nats below the unigram line (target: 1.0). "
-    f"Mean ± 95% CI over {len(SEEDS)} seed(s), held-out loss in nats per token. "
+    f"Mean ± 95% CI over {count(len(SEEDS), 'seed')}, held-out loss in nats per token. "
     f"**The paper's three readers** reach {', '.join(f'{n} {loss[n]:.3f}' for n in bounded)} nats: "
     + (f"{same[1]} of the mean losses, so by the report's rule ({CLAIMS['ablation'].rule.__doc__}) "
        f"\"the same loss\" holds: **{same[0]}** " if same else "fewer than three of them ran ")
@@ -219,12 +221,13 @@ else:
 # %%
 fig, (ax, ax_diff) = plt.subplots(2, 1, figsize=(9, 8), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
 order = names
+WORDS = {**{n: f"SPEN, {p.label}" for n, p in ap.PREDICTORS.items()}, "transformer": "Transformer"}  # legends
 palette = dict(zip(order, sns.color_palette("tab10", len(order)), strict=True))
 MARKERS = "osD^vP*X"  # one per model, so overlapping curves stay visible
 for n in order:
     d = curves[curves.model == n].groupby("tokens")["loss"].mean()
     style = "-" if n in ap.PAPER_PREDICTORS else "--" if n in ap.CONTROL_PREDICTORS else ":"
-    ax.plot(d.index, d.values, style, color=palette[n], label=n, linewidth=1.6, marker=MARKERS[order.index(n)],
+    ax.plot(d.index, d.values, style, color=palette[n], label=WORDS[n], linewidth=1.6, marker=MARKERS[order.index(n)],
             markevery=max(1, len(d) // 6), markersize=5)
 ax.set(ylabel="training loss (nats / token)", title="Training loss")
 mark_paper(ax, refs["unigram"], f"held-out unigram {refs['unigram']:.2f}", color="0.15")
@@ -243,7 +246,7 @@ ax_diff.axhline(0, color=palette.get("linear", "black"), linewidth=1.2)
 ax_diff.xaxis.set_major_formatter(EngFormatter(sep=""))  # 200k, 1M: as notebook 03
 ax_diff.set(xlabel="training tokens", ylabel="loss minus linear's\n(nats / token)",
             title="Each SPEN predictor minus SPEN-linear (below 0: better; the Transformer is off this scale)")
-fig.suptitle(f"Training loss per predictor, mean over {len(SEEDS)} seed(s) ({profile} profile)")
+fig.suptitle(f"Training loss per predictor, mean over {count(len(SEEDS), 'seed')} ({profile} profile)")
 stamp(fig, profile, len(SEEDS), None, "lines: mean over seeds")
 legend_below(fig, ax, ncol=4, title="solid: the paper's readers, dashed: our controls, dotted: the matched Transformer")
 out.save_figure(fig, "learning_curves", title="Training loss per predictor",
@@ -265,7 +268,8 @@ ref = split[split.model == "linear"].set_index(["seed", "group"])["loss"]
 split["gain over linear (nats)"] = ref.reindex(pd.MultiIndex.from_frame(split[["seed", "group"]])).to_numpy() - split.loss
 out.save_data(split, "loss_by_repeat")
 fig, ax = plt.subplots(figsize=(8, 4))
-sns.barplot(data=split[split.model != "linear"], x="model", y="gain over linear (nats)", hue="group",
+sns.barplot(data=split[split.model != "linear"].assign(model=lambda d: d.model.map(WORDS)), x="model",
+            y="gain over linear (nats)", hue="group",
             errorbar=("ci", 95), ax=ax)
 ax.axhline(0, color="black", linewidth=0.8)
 ax.set(xlabel="predictor", ylabel="held-out loss of linear\nminus this (nats / token)",

@@ -60,6 +60,7 @@
 # Tweak these in your copy, lab/05_associative_recall.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.profile_settings, section associative_recall
 overrides = {}   # any setting of paper_lib.experiments.associative_recall.Settings, e.g. {"seeds": [0, 1, 2, 3]}
+#                  (width_models and distance_models must be among models; lrs lists at least 3 rates)
 # No n_threads: every job runs on one thread by design (`workers` of them at a time), so no result
 # depends on a thread count; this process only gathers their rows.
 
@@ -68,7 +69,6 @@ from paper_lib.pipeline.params import check_parameters; check_parameters(globals
 from paper_lib.pipeline.threads import JOB_THREADS, set_threads
 
 set_threads(JOB_THREADS)  # one thread here too: every model trains in a job of one thread (`workers` at a time)
-import textwrap
 import time
 
 import matplotlib.pyplot as plt
@@ -78,10 +78,11 @@ from IPython.display import display
 from tqdm.auto import tqdm
 
 from paper_lib.claims.recall import CLAIMS, MODEL_WORDS, RECALL_SOLVED, recall_solved
+from paper_lib.claims.words import COLUMNS
 from paper_lib.experiments import associative_recall as ar
 from paper_lib.experiments import recall_tables as rt
 from paper_lib.pipeline.markdown import Markdown
-from paper_lib.pipeline.plots import clipped_yerr, legend_outside, mark_paper, stamp
+from paper_lib.pipeline.plots import clipped_yerr, count, legend_outside, mark_paper, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
@@ -89,7 +90,7 @@ from paper_lib.pipeline.tables import use_table_style
 from paper_lib.stopping import STOP_WORDS, learning_curves
 
 t_start = time.perf_counter()
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
 settings = ar.settings_for(profile, overrides)
 S = settings
 out = Outputs("05_associative_recall", profile, as_dict(settings), S.seeds)
@@ -99,7 +100,7 @@ sns.set_theme(style="whitegrid")
 display(Markdown(
     f"Task: {S.n_keys} keys, {S.n_values} values, `N` in {list(S.n_pairs)} pairs (the hardest standard setting is "
     f"**N = {HARD}**), up to {S.n_queries} queries per sequence, {S.seq_len} tokens, "
-    f"{'one token per pair' if S.single_hop else 'key then value'}, answer {S.delay} token(s) after the query key. "
+    f"{'one token per pair' if S.single_hop else 'key then value'}, answer {count(S.delay, 'token')} after the query key. "
     f"Every model: {S.n_layer} blocks, width {S.d_model}, {S.batch_size} sequences a step, trained until the one "
     f"stopping rule stops it (solved at {S.stop.solved:g} held out, flat: less than {S.stop.tol:g} gained over "
     f"{S.stop.patience} checks {S.stop.check_every} steps apart, never on the chance loss; at most {S.steps} steps), "
@@ -166,7 +167,7 @@ for i, m in enumerate(S.models):
     d = by_pairs[by_pairs.model == m].groupby("n_pairs").accuracy
     mean, ci = d.mean(), d.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
     ax.errorbar(dodged(mean.index, i, len(S.models)), mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt=style(m) + "o", ms=3, capsize=2,
-                color=palette[m], label=m)  # an accuracy: its CI drawn inside [0, 1]
+                color=palette[m], label=MODEL_WORDS.get(m, m))  # an accuracy: its CI drawn inside [0, 1]
 ax.plot(list(chance), list(chance.values()), color="0.5", lw=1.5, label="keys-ignored baseline (chance)")
 mark_paper(ax, RECALL_SOLVED, f"Transformer must reach {RECALL_SOLVED:g}", legend=True)  # beside it, it sat on the curves
 ax.set(xscale="log", xticks=list(S.n_pairs), xticklabels=list(S.n_pairs), ylim=(0, 1.02),
@@ -254,22 +255,18 @@ for i, m in enumerate(S.width_models):
     g = cap[cap.model == m].groupby("state_size").n_star
     mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
     ax.errorbar(dodged(mean.index, i, len(S.width_models)), mean.values, yerr=ci.values, fmt=style(m) + "o", ms=3, capsize=2,
-                color=palette.get(m), label=m)
+                color=palette.get(m), label=MODEL_WORDS.get(m, m))
 ax.set(xscale="log", ylim=(0, max(S.n_pairs) * 1.1), xlabel="state per sequence (numbers)",
        ylabel="largest N recalled at >= 0.9", title="Recall capacity against state size")
-cap_ok, cap_why = rt.capacity_informative(cap, S.n_pairs)
+cap_ok = rt.capacity_informative(cap, S.n_pairs)[0]  # why: in the paragraph below
 ax.axhline(max(S.n_pairs), color="0.5", lw=1, ls=":", label=f"grid's edge N = {max(S.n_pairs)}")
-if not cap_ok:  # said above the panel, where it covers no data
-    fig.suptitle("NOT INFORMATIVE AT THIS BUDGET: " + textwrap.fill(cap_why, 90), color="firebrick", fontsize=9,
-                 fontweight="bold")
 legend_outside(ax)
-stamp(fig, profile, len(S.seeds), "95% CI", note=f"{len(S.width_seeds)} seed(s) at width {', '.join(map(str, widths))}; "
+stamp(fig, profile, len(S.seeds), "95% CI", note=f"{count(len(S.width_seeds), 'seed')} at width {', '.join(map(str, widths))}; "
       f"reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, {task.vocab_size} ids\n{SHIFTED}")
 fig.tight_layout()
-out.save_figure(fig, "recall_capacity", title="Recall capacity against state size"
-                + ("" if cap_ok else " (not informative at this budget)"),
-                alt=("Not informative at this budget: " + cap_why + ". " if not cap_ok else "")
-                + "The largest number of key-value pairs each model recalls at 0.9 accuracy or more against the "
+out.save_figure(fig, "recall_capacity", title="Recall capacity against state size",
+                verdict=None if cap_ok else "not informative at this budget",  # the report's band says so
+                alt="The largest number of key-value pairs each model recalls at 0.9 accuracy or more against the "
                   "numbers of state it keeps per sequence (log axis), one point per width, with 95% CIs over seeds, "
                   "and the grid's edge (the largest N tried) as a dotted line.")
 plt.show()
@@ -283,7 +280,7 @@ display(Markdown(rt.capacity_paragraph(cap, S.n_pairs) + " " + rt.width_paragrap
 # `distance_gap` **distractor tokens** (ids of their own vocabulary, not blanks), and their
 # answers are binned by the distance from the key to the answer. The dashed lines mark each
 # trace's decay time `1/alpha` (tokens): beyond the slowest one, `1/0.02 = 50` tokens, a key's
-# weight in every trace has fallen below e<sup>−1</sup> of its start, and the distractors written since
+# weight in every trace has fallen below $e^{-1}$ of its start, and the distractors written since
 # outweigh it. The Transformer and `spen_token_attention` are the positive controls: if either
 # fails, the figure itself says "not informative". The oracle is fitted on the same sequences.
 
@@ -294,14 +291,14 @@ out.save_data(by_distance, "recall_by_distance")
 dtask = ar.distance_task(S)
 d_chance = ar.baseline_by_pairs(dtask, [S.distance_n_pairs], S.test_sequences, ar.TEST_SEED - S.distance_n_pairs)
 d_chance = d_chance[S.distance_n_pairs]
-retention_ok, retention_why = rt.retention_informative(by_distance, S)
+retention_ok = rt.retention_informative(by_distance, S)[0]  # why: in the paragraph below
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
 for m in S.distance_models:
     d = by_distance[by_distance.model == m].assign(mid=lambda x: (x.distance_lo + x.distance_hi) / 2)
     g = d.groupby("mid").accuracy
     mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
     ax.errorbar(mean.index, mean.values, yerr=clipped_yerr(mean.values, ci.values), fmt=style(m) + "o", ms=3,
-                capsize=2, color=palette.get(m), label=m)  # an accuracy: its CI drawn inside [0, 1]
+                capsize=2, color=palette.get(m), label=MODEL_WORDS.get(m, m))  # an accuracy: its CI drawn inside [0, 1]
 for a in S.spen.alphas:
     mark_paper(ax, 1 / a, f"1/alpha = {1 / a:g}", axis="x")
 ax.axhline(d_chance, color="0.5", lw=1.5, label=f"keys-ignored baseline {d_chance:.2f}")
@@ -313,16 +310,12 @@ for c in ((lo + hi) / 2 for lo, hi in zip(S.distance_bins, S.distance_bins[1:], 
     if not ticks or c >= 1.6 * ticks[-1]:
         ticks.append(c)
 ax.set_xticks(ticks, [f"{c:g}" for c in ticks])
-if not retention_ok:  # said above the panel, where it covers no data
-    fig.suptitle("NOT INFORMATIVE AT THIS BUDGET: " + textwrap.fill(retention_why, 90), color="firebrick",
-                 fontsize=9, fontweight="bold")
 legend_outside(ax)
 stamp(fig, profile, len(S.distance_seeds), "95% CI over seeds")
 fig.tight_layout()
-out.save_figure(fig, "recall_by_distance", title="Retention: recall against key-query distance"
-                + ("" if retention_ok else " (not informative at this budget)"),
-                alt=("Not informative at this budget (the positive controls do not recall): " if not retention_ok else "")
-                + "Query accuracy against the distance from key to query (log axis, bin centres) for the SPEN readers, "
+out.save_figure(fig, "recall_by_distance", title="Retention: recall against key-query distance",
+                verdict=None if retention_ok else "not informative at this budget",  # the report's band says so
+                alt="Query accuracy against the distance from key to query (log axis, bin centres) for the SPEN readers, "
                   "the positive controls and the oracle, with 95% CIs over seeds, the keys-ignored baseline and each "
                   "trace's decay time 1/alpha as a dashed vertical line.")
 plt.show()

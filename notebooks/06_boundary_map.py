@@ -48,7 +48,7 @@
 # input-dependence), and the *fixed* control `lnscale` (`h + u` with the block's normalised input
 # scaled by `1/sqrt(l)`, "The Curse of Depth"). The gates that set the carry (`highway`, `static`)
 # start carrying: their bias starts at `gate_bias` = -3 (g = 0.05), as in Highway networks. At bias
-# 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is 0.5<sup>16</sup>.
+# 0 the highway would start as the `decay` arm, whose gradient to `x0` through 16 blocks is $0.5^{16}$.
 # A stream that dilutes loses `x0` (too much forgetting) or the current state (stale writes crowding
 # it out); each run is scored by both and by the smaller of the two, and each seed trains until it
 # has both at `depth_criterion` (0.9) on held-out examples, or is flat, or at most `depth_steps`.
@@ -78,6 +78,7 @@
 # Tweak these in your copy, lab/06_boundary_map.py (`make lab`); a change here is the new default, to commit.
 profile = "cpu"  # smoke | cpu | paper: sizes and seeds from paper_lib.profile_settings, section boundary_map
 overrides = {}   # any setting of paper_lib.experiments.boundary_map.Settings, e.g. {"depths": [4, 8, 16, 32]}
+#                  (gru_seeds, gru_vocab_sizes and the oracle's seeds and sizes must be among seeds and vocab_sizes)
 # No n_threads: every job runs on one thread by design (`workers` of them at a time), so no result
 # depends on a thread count; this process only gathers their rows.
 
@@ -95,12 +96,13 @@ import seaborn as sns
 from IPython.display import display
 from tqdm.auto import tqdm
 
-from paper_lib.claims.boundary import CLAIMS
+from paper_lib.claims.boundary import CLAIMS, DEPTH_ARMS
+from paper_lib.claims.words import COLUMNS
 from paper_lib.experiments import boundary_map as bm
 from paper_lib.experiments import depth_runs as dr
 from paper_lib.models.depth_probe import FIXED_ARMS, INPUT_DEPENDENT_ARMS
 from paper_lib.pipeline.markdown import Markdown
-from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
+from paper_lib.pipeline.plots import clipped_yerr, count, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.stats import format_mean_ci, mean_ci95
@@ -111,7 +113,7 @@ LEARNED_WORDS = {"gru": "GRU (equal state)", "scan": "selective scan (equal stat
                  "lti_scan": "time-invariant scan (equal state)"}
 
 t_start = time.perf_counter()
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
 settings = bm.settings_for(profile, overrides)
 S = settings
 out = Outputs("06_boundary_map", profile, as_dict(settings), S.seeds)
@@ -148,8 +150,8 @@ display(Markdown(
 # untrained); the structural label is a token class, not a grammar role. The paper bank's identity decodability is *lower* at lag 1
 # than at lag 2 at every vocabulary (0.05 vs 0.26 at vocabulary / width 1 in the cpu run of commit
 # b1e1866, on all three seeds). A linear reader of the bank responds to a combination of the three
-# exponentials (1 − α)<sup>k</sup>; to read lag 1 it must cancel lag 0, which the fast trace weights twice
-# as much, while a difference of traces peaks later (0.9<sup>k</sup> − 0.5<sup>k</sup> is largest at k = 3). The same
+# exponentials $(1 - \alpha)^k$; to read lag 1 it must cancel lag 0, which the fast trace weights twice
+# as much, while a difference of traces peaks later ($0.9^k - 0.5^k$ is largest at $k = 3$). The same
 # dip appears with the library's probe on uniform tokens of 64 ids at width 64 and no classes
 # (accuracy 1.00, 0.04, 0.32, 0.33, 0.28 at lags 0-4; measured once outside the notebook), so it is
 # the bank's own, not the task's. The matched-filter closed form assumes a reader that knows the
@@ -192,8 +194,8 @@ for i, st in enumerate(states):
 fig.subplots_adjust(top=0.93, bottom=0.06, hspace=0.45)         # two-line titles between the rows
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
-stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {len(S.gru_seeds)} seed(s); oracle "
-      f"{len(bm.oracle_map_seeds(S))} seed(s) off the rule's cell;\nblank cell: not run; white lines: each bank's "
+stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {count(len(S.gru_seeds), 'seed')}; oracle "
+      f"{count(len(bm.oracle_map_seeds(S)), 'seed')} off the rule's cell;\nblank cell: not run; white lines: each bank's "
       "closed-form decodability 0.1 (dashed) and 0.5 (solid)")
 out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
                 alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
@@ -326,7 +328,7 @@ fixed_style = {a: "--" if a in FIXED_ARMS else "-" for a in S.arms}
 fig, axes = plt.subplots(4, len(S.widths), figsize=(min(4.2 * len(S.widths) + 1.5, 10.5), 11.5), sharey="row",
                          squeeze=False)
 for j, d in enumerate(S.widths):
-    for i, (col, name) in enumerate((("copy_acc", "copy of x0 (top)"), ("state_acc", "state s_L (top)"),
+    for i, (col, name) in enumerate((("copy_acc", "copy of the first input (top)"), ("state_acc", "state at the top"),
                                      ("both_acc", "min(copy, state)"), ("steps_to_criterion", "steps to criterion"))):
         ax = axes[i, j]
         for arm in S.arms:
@@ -334,14 +336,14 @@ for j, d in enumerate(S.widths):
             mean, ci = g.mean(), g.apply(lambda v: mean_ci95(v)["ci95"]).fillna(0)
             yerr = clipped_yerr(mean.values, ci.values, 0, S.depth_steps if i == 3 else 1)
             ax.errorbar(mean.index, mean.values, yerr=yerr, fmt="o", ms=3, capsize=2,
-                        color=palette[arm], label=arm, ls=fixed_style[arm])
+                        color=palette[arm], label=DEPTH_ARMS[arm], ls=fixed_style[arm])
         if i < 3:
             ax.axhline(1 / S.n_states, color="0.5", lw=1)
             ax.set(ylim=(0, 1.02), ylabel="held-out accuracy" if j == 0 else None)
         else:
             ax.axhline(S.depth_steps, color="0.5", lw=1, ls=":")
             ax.set(ylim=(0, S.depth_steps * 1.05), ylabel="training steps" if j == 0 else None)
-        ax.set(xscale="log", xticks=list(S.depths), title=f"{name}, d_model {d}", xlabel="n_layer" if i == 3 else None)
+        ax.set(xscale="log", xticks=list(S.depths), title=f"{name}, width {d}", xlabel="layers" if i == 3 else None)
         ax.set_xticklabels([str(L) for L in S.depths])
         ax.minorticks_off()
 fig.suptitle("What the top of a deep residual stream keeps, and how fast each rule learns it")
@@ -368,13 +370,13 @@ cases = [(L, d) for d in S.widths for L in S.depths]
 fig, axes = plt.subplots(len(cases), 2, figsize=(10, 2.3 * len(cases) + 0.8), sharey=True, sharex=True, squeeze=False)
 for r, (L, d) in enumerate(cases):
     here = curves[(curves.n_layer == L) & (curves.d_model == d)]
-    for ax, col, name in ((axes[r, 0], "copy_acc", "copy of x0"), (axes[r, 1], "state_acc", "state at the top")):
+    for ax, col, name in ((axes[r, 0], "copy_acc", "copy of the first input"), (axes[r, 1], "state_acc", "state at the top")):
         for arm in S.arms:
             g = here[here.arm == arm].groupby("step")[col]
-            ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=arm, ls=fixed_style[arm])
+            ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=DEPTH_ARMS[arm], ls=fixed_style[arm])
             ax.fill_between(g.min().index, g.min().values, g.max().values, color=palette[arm], alpha=0.12, lw=0)
         ax.axhline(1 / S.n_states, color="0.5", lw=1)
-        ax.set(ylim=(0, 1.02), title=f"{name}, n_layer {L}, d_model {d}",
+        ax.set(ylim=(0, 1.02), title=f"{name}, {L} layers, width {d}",
                xlabel="training step" if r == len(cases) - 1 else None,
                ylabel="held-out accuracy" if col == "copy_acc" else None)
 fig.suptitle("Learning curves at every depth and width: is a failure slow optimisation?")

@@ -101,17 +101,18 @@ from IPython.display import display
 from tqdm.auto import tqdm
 
 from paper_lib.claims.update import CLAIMS, UPDATE_KEPT, UPDATE_STATES
+from paper_lib.claims.words import COLUMNS
 from paper_lib.experiments import update_recall as ur
 from paper_lib.experiments import update_tables as ut
 from paper_lib.pipeline.markdown import Markdown
-from paper_lib.pipeline.plots import clipped_yerr, legend_below, stamp
+from paper_lib.pipeline.plots import clipped_yerr, count, legend_below, stamp
 from paper_lib.pipeline.provenance import Outputs
 from paper_lib.pipeline.report import summarise
 from paper_lib.pipeline.settings import as_dict
 from paper_lib.pipeline.tables import use_table_style
 from paper_lib.stopping import STOP_WORDS
 
-use_table_style()  # every table below: labels whole, one formatted number per cell, no index column
+use_table_style(COLUMNS)  # every table below: columns in words, one formatted number per cell, no index
 t_start = time.perf_counter()
 S = ur.settings_for(profile, overrides)
 out = Outputs("07_update_recall", profile, as_dict(S), S.seeds)
@@ -119,7 +120,7 @@ task = ur.task(S)
 sns.set_theme(style="whitegrid")
 display(Markdown(
     f"Task: {S.n_keys} keys, {S.n_values} values ({task.vocab_size} token ids), {S.n_slots} pair slots, the query "
-    f"key bound {' or '.join(map(str, S.bindings))} times, gaps {list(S.gaps)}, the answer {S.delay} token(s) after "
+    f"key bound {' or '.join(map(str, S.bindings))} times, gaps {list(S.gaps)}, the answer {count(S.delay, 'token')} after "
     f"the query. Noise per state number per step: {list(S.sigmas)} (headline {S.sigma:g}). Models at the headline: "
     f"{', '.join(UPDATE_STATES[m] for m in S.models)} on {len(S.seeds)} seeds; at the other noise levels: "
     f"{', '.join(UPDATE_STATES[m] for m in S.panel_models)} on {len(S.panel_seeds)} "
@@ -195,7 +196,7 @@ for ax, sigma in zip(axes[0], S.sigmas, strict=True):
     ax.axhline(UPDATE_KEPT, color="firebrick", lw=0.8, ls=(0, (1, 3)))
     note = panel_note(sigma)
     ax.set(xscale="log", ylim=(0, 1.03), xlabel="gap Δ (blanks before the query)",
-           title=f"noise {sigma:g} per step" + ("\nnot informative: the positive control failed" if note else ""))
+           title=f"noise {sigma:g} per step" + ("\nits positive control failed" if note else ""))
     ax.set_xticks(list(S.gaps), [str(d) for d in S.gaps])
     ax.minorticks_off()
 axes[0][0].set_ylabel("accuracy on the latest value (test)")

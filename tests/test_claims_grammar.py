@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from paper_lib.claims.grammar import CLAIMS
+from paper_lib.pipeline.verdicts import Kind
 
 
 def _s(mean, ci=0.01, n=5):
@@ -76,6 +77,7 @@ def test_a_number_that_the_negative_control_reaches_too_is_not_informative():
          "spcn_untrained_acc_A": _s(0.940, 0.002), "spcn_level1_floor_acc_A": _s(0.956, 0.002)}
     v = CLAIMS.verdict("within_A", m, "cpu")
     assert v.holds == "the number; not attributable to learning" and "spcn_level1_floor_acc_A 0.956" in v.reason
+    assert v.kind is Kind.NOT_LEARNING and v.number == "reproduced"       # the number is the paper's; not learning's
     above = {**m, "spcn_level1_floor_acc_A": _s(0.90, 0.002), "spcn_untrained_acc_A": _s(0.90, 0.002)}
     assert CLAIMS.verdict("within_A", above, "cpu").holds == "yes"
     assert CLAIMS.verdict("transfer_B", {"spcn_acc_B": _s(0.618, 0.02)}, "cpu").holds.startswith("metric missing")
@@ -84,4 +86,4 @@ def test_a_notebook_verdict_line_shows_unk_instead_of_an_html_tag():
     m = {"spcn_struct_context_acc_B": _s(0.36, 0.07), "gru_causal_struct_context_acc_B": _s(0.66, 0.08),
          "causal_gru_nodrop_struct_context_acc_B": _s(0.67, 0.18)}
     line = CLAIMS.markdown("structure", m, "cpu")
-    assert r"\<unk\>" in line and "<unk>" not in line and "Verdict: **no**" in line
+    assert r"\<unk\>" in line and "<unk>" not in line and "What the controls say: **does not hold**" in line

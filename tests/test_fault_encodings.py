@@ -74,8 +74,8 @@ def test_the_checker_finds_each_kind():
     assert [line for line, _ in unnamed_encodings(ast.parse(code))] == [1, 2, 5, 7, 9, 11]
 
 
-README = ("# Title — the paper companion\n\nx → y, 0.5 ± 0.1\n<!-- findings:start -->\nx\n<!-- findings:end -->\n"
-          "<!-- report:start -->\nold\n<!-- report:end -->\nrest — end\n")
+README = ("# Title — the paper companion\n\nx → y, 0.5 ± 0.1\n<!-- summary:start -->\nold\n<!-- summary:end -->\n"
+          "rest — end\n")
 REPORT = "import sys; from pathlib import Path; from paper_lib.pipeline.report import write_report; " \
          "from paper_lib.claims.registry import CLAIMS; write_report('cpu', CLAIMS, root=Path(sys.argv[1]))"
 

@@ -91,12 +91,20 @@ def test_small_text_is_found():
 def test_a_footer_over_the_tick_labels_is_found():
     # 04's loss_by_repeat: rotated tick labels hang below the axes, into the footer under it
     fig, ax = plt.subplots(figsize=(6, 3))
-    ax.bar(["linear_attention", "softmax_attention", "history_attention"], [0.1, 0.2, 0.1])
+    ax.bar(["SPEN, linear attention", "SPEN, softmax attention", "SPEN, history attention"], [0.1, 0.2, 0.1])
     ax.tick_params(axis="x", rotation=25)
     fig.text(0.01, 0.02, "profile: cpu · 2 seeds · error bars: 95% CI over seeds", fontsize=8)
     problems = check_figure(fig)
     assert problems == ["text 'profile: cpu · 2 seeds · error bars: ...' overlaps the x tick label "
-                        "'linear_attention' of axes 1"]
+                        "'SPEN, linear attention' of axes 1"]
+
+
+def test_a_code_name_where_words_belong_is_found():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1], label="spen_linear")
+    ax.set(xlabel="gap $h_{t-1}$", title="learned depth weights")
+    ax.legend()
+    assert check_figure(fig) == ["code name(s) spen_linear in a title, label, tick or legend: say it in words"]
 
 
 def test_a_wide_figure_is_found_and_the_width_is_what_savefig_writes(tmp_path):

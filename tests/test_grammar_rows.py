@@ -20,6 +20,7 @@ from paper_lib.claims.registry import CLAIMS as CLAIMS_BY_KEY
 from paper_lib.data.grammar import GrammarConfig, function_words, make_split, vocabulary
 from paper_lib.ema import ema_traces
 from paper_lib.pipeline.report import claims_table, decide, render
+from paper_lib.pipeline.verdicts import Kind
 
 
 def _s(mean, ci=0.01, n=5):
@@ -354,10 +355,27 @@ def _deep(spcn=-0.008, gru=0.0, bigru=1.0, gru0=1.0, heur2=0.56):
     ({"gru0": 0.6}, "not informative at this budget"),                 # the learned causal state cannot do it
     ({"heur2": 0.9}, "not informative at this budget"),                # a surface heuristic does the task
 ])
-def test_deep_row_is_the_attractor_slope(kw, verdict):
-    claim = CLAIMS_BY_KEY["deep"]
-    assert not claim.comparable and claim.metrics == ("spcn_attractor_slope", "gru_causal_attractor_slope")
+def test_the_attractor_row_is_the_slope(kw, verdict):
+    claim = CLAIMS_BY_KEY["attractors"]
+    assert claim.paper_value is None and claim.metrics == ("spcn_attractor_slope", "gru_causal_attractor_slope")
     assert decide(claim, _deep(**kw), "cpu").holds == verdict
+
+
+@pytest.mark.parametrize("kw, verdict, number", [
+    ({}, Kind.NO, "not reproduced"),                                   # ours 0.98 against the paper's 0.84
+    ({"spcn": 0.86}, Kind.YES, "reproduced"),
+    ({"spcn": 0.92}, Kind.PARTLY, "close"),
+    ({"spcn": 0.86, "context_free": 0.85}, Kind.NOT_CONTEXT, "reproduced"),  # a reader of no context gets it too
+    ({"bigru": 0.6}, Kind.NOT_INFORMATIVE, "not reproduced"),         # the roles are not learnable here
+])
+def test_the_deep_row_is_the_papers_084_with_its_controls(kw, verdict, number):
+    v = {"spcn": 0.980, "context_free": 0.498, "bigru": 0.999} | kw
+    m = {"spcn_deep_acc_A": _s(v["spcn"], 0.011), "context_free_deep_acc_A": _s(v["context_free"], 0.01),
+         "bigru_deep_acc_A": _s(v["bigru"], 0.002)}
+    claim = CLAIMS_BY_KEY["deep"]
+    assert claim.paper_value == 0.84 and claim.comparable and claim.metrics == ("spcn_deep_acc_A",)
+    got = decide(claim, m, "cpu")
+    assert got.kind is verdict and got.number == number
 
 
 @pytest.mark.parametrize("kw, verdict", [
@@ -388,7 +406,7 @@ def test_content_row_names_its_comparator_and_shows_both_grus():
 def test_every_grammar_row_names_its_strongest_controls_in_the_report(tmp_path):
     import json
 
-    for key in ("learning", "transfer_B", "deep", "content", "lag_equal_state"):
+    for key in ("learning", "transfer_B", "deep", "attractors", "content", "lag_equal_state"):
         c = CLAIMS_BY_KEY[key]
         assert "positive:" in c.controls and "negative:" in c.controls, key
     assert "oracle" in CLAIMS_BY_KEY["lag_equal_state"].controls

@@ -1,13 +1,18 @@
 """Every numbered notebook runs end to end at the smoke profile and writes the metrics its claims
-family lists (``paper_lib.claims.<family>.METRICS``), each of them with words."""
+family lists (``paper_lib.claims.<family>.METRICS``), each of them with words; no table header it shows
+names code (a figure that does stops the run at smoke: ``paper_lib.pipeline.figcheck``), and every figure
+it saves is shown with its stem in the output's metadata."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
+from bs4 import BeautifulSoup
 
 from paper_lib.claims.registry import CLAIMS, METRICS, NOT_AT_SMOKE
+from paper_lib.pipeline.figcheck import code_names
 from paper_lib.pipeline.provenance import output_dir
 from paper_lib.pipeline.runner import run_notebook
 
@@ -32,3 +37,11 @@ def test_notebook_runs_at_smoke(source: Path):
     for c in (c for c in CLAIMS if c.notebook == source.stem):   # every metric a claim shows has words
         shown = [k for k in written if k in c.metrics or k.startswith((*c.prefixes, *c.shown))]
         assert [k for k in shown if not labels.has(k)] == [], f"claim {c.key} shows metrics without a label"
+    nb = nbformat.read(executed, as_version=4)
+    headers = {th.get_text(" ", strip=True) for cell in nb.cells for o in cell.get("outputs", [])
+               for th in BeautifulSoup(o.get("data", {}).get("text/html", ""), "html.parser").find_all("th")}
+    assert [h for h in headers if code_names(h)] == [], f"{source.stem}: a table header names code"
+    figures = [o["metadata"]["figure"] for cell in nb.cells for o in cell.get("outputs", [])
+               if "figure" in o.get("metadata", {})]
+    saved = json.loads((metrics_path.parent / "figures.json").read_text())
+    assert sorted(f["stem"] for f in figures) == sorted(saved)      # every saved figure shown, its stem beside it

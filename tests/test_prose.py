@@ -1,5 +1,5 @@
 """The project's text speaks to its readers, not of its own history: no tracked text file under
-``paper_lib/``, ``notebooks/``, ``tests/``, ``benchmarks/``, nor ``README.md`` or the ``Makefile``,
+``paper_lib/``, ``notebooks/``, ``tests/``, ``benchmarks/``, ``guide/``, nor ``README.md`` or the ``Makefile``,
 names a tracker entry ("issue" and a number) or an ordinal working period ("the seventh" and
 "session"). A reader sees neither the tracker nor the working periods; the text says what the design
 is and why, and history belongs to git.
@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCOPE = ("paper_lib", "notebooks", "tests", "benchmarks", "README.md", "Makefile")
+SCOPE = ("paper_lib", "notebooks", "tests", "benchmarks", "guide", "README.md", "Makefile")
 TEXT_SUFFIXES = {".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".json", ".csv", ".yml", ".yaml", ".sh", ""}
 PENDING: set[str] = set()
 """Files still being rewritten; each is checked once it leaves this set (empty it when they are done)."""

@@ -37,10 +37,12 @@ def test_report_holds_fails_and_missing(tmp_path):
     within = "SPCN role accuracy within Grammar A with zero labels (probe), 96% of the supervised BiGRU"
     assert holds[within] == "yes"                                                     # |0.95 - 0.96| <= 0.03
     assert table.loc[within, "distance"] == "-0.010"
+    assert (table.loc[within, "number"], table.loc[within, "says"]) == ("reproduced", "the controls pass")
     structure = next(k for k in holds.index if k.startswith("SPCN beats the recurrent tagger"))
     content = next(k for k in holds.index if k.startswith("The recurrent tagger is far ahead"))
     transfer = next(k for k in holds.index if k.startswith("SPCN transfers A -> B"))
     assert holds[structure] == "yes"                                  # beats both causal GRUs, CIs apart
+    assert (table.loc[structure, "number"], table.loc[structure, "says"]) == ("", "holds")     # no number of the paper
     assert "SPCN, category-dependent structure on B 0.3 ± 0.02" in table.loc[structure, "ours"]  # shown
     assert holds[content] == "partly"                                                 # ahead, CIs overlap
     assert holds[transfer] == "metric missing: spcn_acc_B, spcn_learning_gain_B, context_free_acc_B"
@@ -56,9 +58,11 @@ def test_report_holds_fails_and_missing(tmp_path):
         if line.startswith("| ") and "---" not in line:
             assert line.replace("\\|", "").count("|") == 8, line
     assert '<a id="claim-within_A"></a>' in md and "(#claim-within_A)" in md
-    assert "on the structural roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and " \
-           "without &lt;unk&gt; training)](#claim-structure)" in md   # <unk> shows
-    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 7" in md and "metric missing: 4" in md  # 05 and 06 add two rows each, 07 one, 02 the lag row
+    assert "[SPCN beats a causal GRU tagger on structural roles of B](#claim-structure)" in md     # the short name
+    assert "### 5. SPCN beats the recurrent tagger on structure-dependent roles on B, like for like: on the structural " \
+           "roles that the preceding words decide (causal SPCN vs the causal GRU tagger with and without &lt;unk&gt; " \
+           "training)" in md                                                  # the whole claim in its section; <unk> shows
+    assert md.startswith("# Reproduction report (cpu profile)") and "not run yet: 7" in md and "metric missing: 5" in md  # 05 and 06 add two rows each, 07 one; 02 the deep, attractor and lag rows
     time_section = md.split('<a id="claim-time_map"></a>')[1].split("<a id=")[0]      # a claim names its controls
     assert "Strongest controls: positive: the GRU keeps identity where it is easy" in time_section
     assert "Strongest controls: positive: the supervised BiGRU" in md.split('<a id="claim-within_A"></a>')[1]
@@ -72,26 +76,30 @@ def test_one_seed_and_smoke_are_undetermined():
     assert decide(claim, m5, "smoke").holds == "undetermined"
     assert decide(claim, m5, "cpu").holds == "yes"
 
-def test_write_report_and_readme_markers(tmp_path):
-    (tmp_path / "README.md").write_text("intro\n<!-- findings:start -->\nx\n<!-- findings:end -->\n"
-                                        "<!-- report:start -->\nold\n<!-- report:end -->\nrest\n")
+def test_write_report_and_the_readme_summary(tmp_path):
+    (tmp_path / "README.md").write_text("intro\n<!-- summary:start -->\nold\n<!-- summary:end -->\nrest\n")
     _metrics(tmp_path / "figures", "03_spen_train", ppl_ratio=(8.1, 0.5), spen_val_ppl=(300.0, 10.0),
              transformer_val_ppl=(37.0, 2.0), unigram_val_loss=(7.3, 0.01), spen_val_loss=(5.7, 0.02),
              transformer_val_loss=(3.6, 0.05), transformer_induction_score=(2.0, 0.1), bigram_val_loss=(4.8, 0.0))
-    path = write_report("cpu", CLAIMS, root=tmp_path)
+    path = write_report("cpu", CLAIMS, root=tmp_path, adds="What the companion adds.")
     assert path == tmp_path / "figures" / "REPORT.md"
     readme = (tmp_path / "README.md").read_text()
     assert "\nold\n" not in readme and readme.startswith("intro\n") and readme.endswith("rest\n")
-    row = next(line for line in readme.splitlines() if "perplexity gap" in line and line.startswith("|"))
-    assert "300 ± 10 (SPEN perplexity)" in row and row.rstrip("| ").endswith("yes")
-    assert "(figures/REPORT.md#claim-ppl_gap)" in row and "not comparable" in row   # C4 vs our corpus
-    assert "Of the 14 claims tested: **13** not run yet, **1** yes." in readme
-    assert "- [EMA-only SPEN vs Transformer perplexity gap (C4: 260 vs 33)](figures/REPORT.md#claim-ppl_gap): **yes**; " \
-           "ours 300 ± 10 (SPEN perplexity), against 37 ± 2 (Transformer perplexity)." \
-           in readme
+    first, second = ([ln for ln in block.splitlines() if ln.startswith("|")] for block in readme.split("\n\n")
+                     if "| result" in block or "| finding" in block)
+    assert [c.strip() for c in first[0].strip("|").split("|")] == [
+        "result", "paper", "ours ± 95% CI", "number reproduced?", "what the controls say", "why"]
+    assert len(first) == 2 + 5 and len(second) == 2 + len(CLAIMS) - 5      # the paper's five numbers; every other claim
+    row = next(line for line in first if "claim-ppl_gap" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:5] == ["~7.9x (260 / 33)", "8.1 ± 0.5", "not run at paper scale", "the controls pass"]
+    assert readme.index("| result") < readme.index("What the companion adds.") < readme.index("| finding")
+    assert "*not run at paper scale*: the paper's number comes from" in readme       # the legend of the words used
     report = path.read_text()
     assert "- SPEN perplexity 300 ± 10" in report and "Rule (stated before the run): yes if perplexity ratio" in report
+    assert "| number reproduced? | what the controls say |" in report.replace("  ", "").replace(" |", " |")
     assert update_readme(tmp_path / "nope.md", claims_table(tmp_path / "figures", CLAIMS)) is False
+
 
 def test_attribution_row_in_the_table(tmp_path):
     vals = {"recall_acc_spen_8": (0.33, 0.01), "recall_acc_gru_8": (0.97, 0.01), "recall_acc_oracle_8": (0.4, 0.01),
@@ -120,8 +128,13 @@ def test_plain_words_replace_metric_names_and_distance_formats():
     assert _distance(within, {"spcn_probe_acc_A": _s(0.96000001)}) == "0.000"          # never "-0.000"
     assert _distance(CLAIMS["ablation"], {"loss_linear": _s(4.7)}) == "not comparable"
     assert _distance(CLAIMS["recall"], {}) == "—"
-    # the paper's 0.84 is role accuracy at depth >= 2, ours subject-number agreement: no distance
-    assert _distance(CLAIMS["deep"], {"spcn_attractor_acc_ge1": _s(0.976)}) == "not comparable"
+    assert _distance(CLAIMS["deep"], {"spcn_deep_acc_A": _s(0.98)}) == "+0.140"        # the paper's 0.84
+    assert _distance(CLAIMS["attractors"], {"spcn_attractor_slope": _s(-0.03)}) == "—"  # ours alone
+
+
+def test_every_claim_has_a_short_name():
+    for c in CLAIMS:
+        assert c.name and c.name != c.claim and len(c.name.split()) <= 12, c.key
 
 
 def test_the_report_keeps_the_published_row_order_and_every_family():
@@ -141,8 +154,9 @@ def test_claims_reject_a_key_twice_and_name_the_known_ones():
     with pytest.raises(ValueError, match="^unknown claim 'c'; known: a, b$"):
         two["c"]
     line = two.markdown("a", {"acc_a": [0.95, 0.97]}, "cpu")
-    assert line == ("**Claim: A holds.** Verdict: **yes** (accuracy of A = 0.96). "
-                    "Rule: yes if accuracy of A >= 0.9; partly if >= 0.5; else no.")
+    assert line == ("**Claim: A holds.** Number reproduced? **—**. What the controls say: **the controls pass** "
+                    "(accuracy of A = 0.96). Rule: yes if accuracy of A >= 0.9; partly if >= 0.5; else no.")
+    assert two.verdict("b", {"acc_a": [0.95, 0.97]}, "cpu").number == ""           # the paper gives no number
     assert two.verdict("a", {"acc_a": [0.95, 0.97]}, "smoke").holds == "undetermined"
 
 

@@ -9,10 +9,13 @@ import re
 
 import nbformat
 import pytest
+from bs4 import BeautifulSoup
 
 from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
 from paper_lib.pipeline import site
-from paper_lib.pipeline.report import claims_table
+from paper_lib.pipeline.marks import mark_figures
+from paper_lib.pipeline.report import _md_cell, claims_table
+from paper_lib.pipeline.verdicts import Kind, mark_text
 
 
 def _png(color: str) -> str:
@@ -30,6 +33,12 @@ def _png(color: str) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def _figure(stem: str, color: str, alt: str):
+    """An image output as ``Outputs.save_figure`` leaves it: the PNG, its stem and alt text in its metadata."""
+    return nbformat.v4.new_output("display_data", data={"image/png": _png(color), "text/plain": "<Image>"},
+                                  metadata={"figure": {"stem": stem, "alt": alt}})
+
+
 def make_executed(root):
     """``root/executed/<nb>.ipynb`` for every notebook of the report's claims (as papermill leaves
     them: a title, the parameters and injected-parameters cells, code with outputs, a trailing
@@ -45,10 +54,11 @@ def make_executed(root):
         injected = nbformat.v4.new_code_cell('# Parameters\nprofile = "cpu"\n')
         injected.metadata["tags"] = ["injected-parameters"]
         one = nbformat.v4.new_code_cell('fig = plot()\nout.save_figure(fig, "recall_by_pairs")')
-        one.outputs = [nbformat.v4.new_output("display_data", data={"image/png": _png("red"), "text/plain": "<Figure>"})]
+        one.outputs = [_figure("recall_by_pairs", "red", "Recall, as the notebook saw it")]
         two = nbformat.v4.new_code_cell('out.save_figure(fa, "depth_panel")\nout.save_figure(fb, "dependency_panel")')
         two.outputs = [nbformat.v4.new_output("stream", name="stdout", text="two panels\n"),
-                       nbformat.v4.new_output("display_data", data={"image/png": _png("blue")}),
+                       nbformat.v4.new_output("stream", name="stderr", text="runs: 100%|#####| 4/4 [00:01<00:00, 2.1it/s]\n"),
+                       _figure("depth_panel", "blue", "Depth panel, accuracy by depth"),
                        nbformat.v4.new_output("display_data", data={"image/png": _png("green")})]
         md_out = nbformat.v4.new_code_cell('display(Markdown(table))')
         md_out.outputs = [nbformat.v4.new_output("display_data", data={
@@ -56,7 +66,8 @@ def make_executed(root):
         nb.cells = [nbformat.v4.new_markdown_cell(f"# Notebook {name}: a title\n\nThe paper claims X; `<unk>` "
                                                   "is the GRU's unknown word, and so is <unk>."),
                     params, injected, one, nbformat.v4.new_markdown_cell(
-                        "## Panels\n\nRead by `paper_lib.probes.matched_filter_identity_accuracy_at_every_lag`."),
+                        "## Panels\n\nRead by `paper_lib.probes.matched_filter_identity_accuracy_at_every_lag`; "
+                        "the trace is $h_t = (1 - \\alpha) h_{t-1} + \\alpha x_t$."),
                     two, md_out,
                     nbformat.v4.new_code_cell("")]
         nbformat.write(nb, executed / f"{name}.ipynb")
@@ -88,7 +99,7 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     assert first.source.startswith(f"# Notebook {name}: a title\n\n## Findings")
     assert "(claim-recall)=" in first.source and "(claim-recall_attribution)=" in first.source
     assert first.source.index("(claim-recall)=") < first.source.index("(claim-recall_attribution)=")
-    assert f"**Verdict: {site.md_escape(recall['holds'])}.**" in first.source
+    assert f"**What the controls say:** {site.md_escape(recall['says'])}." in first.source
     # the title moved into the findings; the intro keeps its text; `<unk>` in code stays, bare <unk> escaped
     assert nb.cells[1].source.startswith("## The experiment\n\nThe paper claims X")
     assert "`<unk>`" in nb.cells[1].source and r"so is \<unk\>." in nb.cells[1].source
@@ -97,43 +108,48 @@ def test_prepared_page_findings_first_code_hidden_anchors(tmp_path):
     assert not any("profile =" in s for s in sources)                    # both parameters cells removed
     assert sources[-1] == "display(Markdown(table))"                     # trailing empty cell removed
     assert all("hide-input" in c.metadata["tags"] or c.metadata["tags"] == ["remove-input"] for c in code)
-    # one image, alt from figures.json; two images split into two cells, each with its stem in words
+    # one image, alt from figures.json; two images split into two cells: the output's own alt text, else the title
     alts = [c.metadata["mystnb"]["image"]["alt"] for c in code if "mystnb" in c.metadata]
     assert alts[0] == "Recall accuracy against the number of pairs, SPEN below the Transformer"
-    assert alts[1].startswith("Depth panel, a figure of Notebook 05")
-    assert alts[2].startswith("Dependency panel, a figure of Notebook 05")
-    assert [o.output_type for o in code[1].outputs] == ["stream", "display_data"]
+    assert alts[1] == "Depth panel, accuracy by depth"
+    assert alts[2] == f"A figure of Notebook {name}: a title"
+    assert [o.output_type for o in code[1].outputs] == ["stream", "display_data"]        # the progress bar dropped
     assert code[2].metadata["tags"] == ["remove-input"] and len(code[2].outputs) == 1 and code[2].source
     assert r"without \<unk\> training" in code[-1].outputs[0]["data"]["text/markdown"]
 
 
-def test_landing_page_one_row_per_claim_linking_anchors(tmp_path):
+def test_landing_page_summary_first_every_claim_once_linking_anchors(tmp_path):
     _, figures = make_executed(tmp_path)
-    rows = claims_table(figures, CLAIMS).to_dict("records")
-    page = site.landing_page(rows, "cpu", "recall_by_pairs.png", "alt words", PAPER_SUMMARY, HEADLINE[0])
-    table = [line for line in page.splitlines() if line.startswith("| [")]
-    assert len(table) == len(CLAIMS)
-    for line, claim in zip(table, CLAIMS, strict=True):
-        assert f"](claim-{claim.key}) |" in line
+    table = claims_table(figures, CLAIMS)
+    page = site.landing_page(table, "cpu", "recall_by_pairs.png", "alt words", PAPER_SUMMARY, HEADLINE[0],
+                             adds="What we add.", cite="@misc{x}")
+    rows = [line for line in page.splitlines() if line.startswith("| [")]
+    assert len(rows) == len(CLAIMS)                              # the paper's numbers, then every other claim
+    numbered = [c for c in CLAIMS if c.paper_value is not None]
+    assert [c.key for c in numbered] == ["within_A", "transfer_B", "deep", "ppl_gap", "ablation"]
+    for line, claim in zip(rows, [*numbered, *(c for c in CLAIMS if c.paper_value is None)], strict=True):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        assert len(cells) == 5                  # claim | paper | ours | against | verdict
-        assert cells[4].endswith(f"[^{claim.key}]")
-        assert f"[^{claim.key}]: " in page
-    assert "\\<unk\\>" in page and "<unk>" not in page.replace("\\<unk\\>", "")
-    assert "![alt words](recall_by_pairs.png)" in page and "make all" in page and PAPER_SUMMARY in page
+        assert cells[0] == f"[{_md_cell(claim.name)}](claim-{claim.key})"
+        assert len(cells) == (6 if claim.paper_value is not None else 5)
+    assert page.index("## What the paper claims") < page.index("## Summary of results") < page.index("What we add.")
+    assert page.index(":::{container} cards numbers") < page.index("What we add.") < page.index(
+        ":::{container} cards findings")
+    assert "*not run yet*" not in page and "![alt words](recall_by_pairs.png)" in page and "make all" in page
+    assert PAPER_SUMMARY in page and "```bibtex\n@misc{x}\n```" in page
     assert f"From the notebook [{HEADLINE[0]}]({HEADLINE[0]}.ipynb)" in page      # no claim given: the notebook
-    assert page.count("](claim-") == 2 * len(CLAIMS)            # what we find and the table: every claim
-    linked = site.landing_page(rows, "cpu", "f.png", "alt", "", HEADLINE[0], "Recall against pairs", "recall")
+    linked = site.landing_page(table, "cpu", "f.png", "alt", "", HEADLINE[0], "Recall against pairs", "recall")
     assert "*Recall against pairs.*" in linked and f"[{HEADLINE[0]}](claim-recall), where" in linked
 
 
-def test_escapes_and_alt_fallbacks():
+def test_phone_cards_label_each_cell_with_its_column():
+    css = site.cards_css({"numbers": ["result", "paper", "ours"]})
+    assert css.startswith("@media (max-width: 720px)") and ".cards thead { display: none; }" in css
+    assert '.numbers td:nth-of-type(2)::before { content: "paper: ";' in css and "nth-of-type(1)" not in css
+
+
+def test_escapes():
     assert site.md_escape("a | b <unk> $x$ *y*") == r"a \| b \<unk\> \$x\$ \*y\*"
     assert site.escape_tags("<b>bold</b> <unk> `<unk>`") == r"<b>bold</b> \<unk\> `<unk>`"
-    assert site.stem_words("recall_by_pairs") == "Recall by pairs"
-    assert site._alt_fixed('<img alt="_images/ab.png" src="x.png">', "Page") == '<img alt="A figure of Page" src="x.png">'
-    assert site._alt_fixed('<img src="x.png">', "P") == '<img alt="A figure of P" src="x.png">'
-    assert site._alt_fixed('<img alt="Recall" src="x.png">', "P") == '<img alt="Recall" src="x.png">'
 
 
 def test_site_build_offline_and_replaces_docs(tmp_path):
@@ -142,8 +158,11 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "stale.html").write_text("old")
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "faults.md").write_text("# Faults: what the pipeline promises\n\nOne line each.\n")
+    mark_figures(figures / "05_associative_recall", {"recall_by_pairs": mark_text(Kind.NOT_INFORMATIVE)})
     site.build("cpu", CLAIMS, root=tmp_path, out=docs, executed=executed, figures=figures, headline=HEADLINE,
-               summary=PAPER_SUMMARY)
+               summary=PAPER_SUMMARY, cite="@misc{x}")
     assert not (docs / "stale.html").exists() and (docs / ".nojekyll").exists()
     pages = sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
     assert pages == [f"{n}.html" for n in sorted({c.notebook for c in CLAIMS})]
@@ -157,19 +176,18 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     page = (docs / "05_associative_recall.html").read_text()
     assert 'id="claim-recall"' in page and 'id="claim-recall-attribution"' in page
     assert page.index('id="findings"') < page.index("hide-input")
-    assert re.search(r'alt="Not a result: [^"]*Recall accuracy against the number of pairs', page)  # recall_attribution undecided
-    alts = re.findall(r'<img\b[^>]*\balt="([^"]*)"', page)                   # every image, each with its alt
-    assert [a.split(". ")[-1].split(",")[0] for a in alts] == ["Recall accuracy against the number of pairs", "Depth panel",
-                                               "Dependency panel"]
-    assert not [t for t in re.findall(r"<img\b[^>]*>", page) if not re.search(r'alt="[^"]+"', t)]
+    soup = BeautifulSoup(page, features="html.parser")
+    alts = [img.get("alt", "") for img in soup.select("article img")]           # every image, each with its alt
+    assert alts == [f"{mark_text(Kind.NOT_INFORMATIVE)}. Recall accuracy against the number of pairs, SPEN below "
+                    "the Transformer", "Depth panel, accuracy by depth", "A figure of Notebook 05_associative_recall: a title"]
+    assert all(img.find_parent("a", class_="full-size") for img in soup.select("article img"))  # tap: full size
+    assert soup.find("math") is not None and "h_{t-1}" not in soup.get_text()        # the formula as MathML
+    assert "THEBE_JS_URL" not in page and "unpkg" not in page
+    assert (docs / "faults.html").exists() and 'href="faults.html"' in index          # the guide, a page of the site
 
 
-def test_a_claims_heading_is_its_first_clause_and_the_claim_follows():
-    assert site.claim_heading("SPCN on deep embedding: its accuracy falls") == "SPCN on deep embedding"
-    assert site.claim_heading("Predictor ablation: linear, softmax give the same loss") == \
-        "Predictor ablation: linear, softmax give the same loss"            # 2 words before ':' make no heading
-    assert site.claim_heading(" ".join(["w"] * 30)) == " ".join(["w"] * 16) + " …"
-    page = site.findings_markdown("T", [{"key": "k", "claim": "Short claim here now: then much more", "holds": "yes",
-                                         "paper": "1", "headline": "2", "versus": "3", "ours": "", "why": "",
-                                         "rule": ""}])
-    assert "### Short claim here now\n\n*Claim:* Short claim here now: then much more." in page
+def test_a_claims_heading_is_its_short_name_and_the_claim_follows():
+    page = site.findings_markdown("T", [{"key": "k", "name": "Short claim", "claim": "Short claim: then much more",
+                                         "holds": "yes", "says": "holds", "number": "", "paper": "1", "headline": "2",
+                                         "versus": "3", "ours": "", "why": "", "rule": ""}])
+    assert "### Short claim\n\n*Claim:* Short claim: then much more." in page and "**What the controls say:** holds." in page

@@ -1,9 +1,11 @@
 """The built site in a real browser: headless Chromium (Playwright driving the system's
 ``/usr/bin/chromium``; no browser download) opens every page of a site built from a tiny
 fixture, served by a local ``http.server``, and checks that every page loads, every image
-loads (``naturalWidth > 0``), no request leaves localhost, and the landing page's results
-table has one row per claim. ``make test-browser`` installs what it needs and runs it; without
-a browser, Playwright or the site extra it skips in one line."""
+loads (``naturalWidth > 0``) and opens at full size, no request leaves localhost, the console
+stays quiet, the landing page opens with the summary of results (the paper's numbers, then every
+other claim), each row a card at 390 px, and a notebook's published HTML opens with its findings.
+``make test-browser`` installs what it needs and runs it; without a browser, Playwright or the
+site extra it skips in one line."""
 from __future__ import annotations
 
 import functools
@@ -16,8 +18,13 @@ from urllib.parse import urlparse
 
 import pytest
 
-from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
+from paper_lib.claims.registry import CITATION, CLAIMS, COMPANION_SUMMARY, HEADLINE, PAPER_SUMMARY
 from paper_lib.pipeline import site
+from paper_lib.pipeline.marks import mark_figures
+from paper_lib.pipeline.verdicts import Kind, mark_text
+
+NUMBERED = [c for c in CLAIMS if c.paper_value is not None]
+OTHERS = [c for c in CLAIMS if c.paper_value is None]
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
@@ -42,8 +49,11 @@ def served(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("site")
     executed, figures = make_executed(root)
+    mark_figures(figures / HEADLINE[0], {HEADLINE[1]: mark_text(Kind.NOT_INFORMATIVE)})
+    (root / "guide").mkdir()
+    (root / "guide" / "faults.md").write_text("# Faults: what the pipeline promises\n\nOne line each.\n")
     docs = site.build("cpu", CLAIMS, root=root, out=root / "docs", executed=executed, figures=figures,
-                      headline=HEADLINE, summary=PAPER_SUMMARY)
+                      headline=HEADLINE, summary=PAPER_SUMMARY, adds=COMPANION_SUMMARY, cite=CITATION)
     handler = functools.partial(_Quiet, directory=str(docs))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -90,35 +100,44 @@ def _open(browser, url, width=1440, errors=None):
 
 def test_every_page_loads_offline_with_its_images(browser, served):
     base, docs, _ = served
-    pages = ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
-    assert len(pages) == 1 + len({c.notebook for c in CLAIMS})
+    pages = _pages(docs)
+    assert len(pages) == 1 + len({c.notebook for c in CLAIMS}) + 1                       # and the guide's page
     for name in pages:
         page, status, remote, failed = _open(browser, f"{base}/{name}")
         assert status == 200, name
         assert remote == [], f"{name} asks for remote resources: {remote[:3]}"
         assert [u for u in failed if u not in remote] == [], f"{name}: failed requests {failed[:3]}"
-        images = page.evaluate("[...document.images].map(i => [i.currentSrc, i.complete, i.naturalWidth, i.alt])")
-        assert images, f"{name} shows no image"
-        for src, complete, width, alt in images:
+        images = page.evaluate("[...document.querySelectorAll('article img')].map(i => [i.currentSrc, i.complete, "
+                               "i.naturalWidth, i.alt, i.closest('a.full-size') ? i.closest('a').href : ''])")
+        assert images or name == "faults.html", f"{name} shows no image"
+        for src, complete, width, alt, link in images:
             assert complete and width > 0, f"{name}: image {src} did not load"
             assert alt.strip() and not alt.endswith(".png"), f"{name}: image {src} has no meaningful alt text"
+            assert link == src, f"{name}: image {src} does not open at full size"
         assert page.locator("article h1").count() == 1, name                 # the page's one title
         page.close()
 
 
-def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
+def test_landing_page_opens_with_the_summary_every_claim_linking_to_its_anchor(browser, served):
     base, _, _ = served
     page, status, _, _ = _open(browser, f"{base}/index.html")
     assert status == 200
-    rows = page.locator("table tbody tr")
-    assert rows.count() == len(CLAIMS)
-    for i, claim in enumerate(CLAIMS):
-        cells = rows.nth(i).locator("td")
-        assert cells.count() == 5                     # claim | paper | ours | against | verdict
-        link = cells.nth(0).locator("a").first
-        assert link.get_attribute("href") == f"{claim.notebook}.html#claim-{claim.key.replace('_', '-').lower()}"
+    first, second = page.locator(".cards.numbers table tbody tr"), page.locator(".cards.findings table tbody tr")
+    assert first.count() == len(NUMBERED) == 5 and second.count() == len(OTHERS)
+    headers = page.locator(".cards.numbers table thead th").all_inner_texts()
+    assert headers == ["result", "paper", "ours ± 95% CI", "number reproduced?", "what the controls say", "why"]
+    for rows, claims, n in ((first, NUMBERED, 6), (second, OTHERS, 5)):
+        for i, claim in enumerate(claims):
+            cells = rows.nth(i).locator("td")
+            assert cells.count() == n and cells.nth(0).inner_text().replace("\u2019", "'") == claim.name
+            link = cells.nth(0).locator("a").first
+            assert link.get_attribute("href") == f"{claim.notebook}.html#claim-{claim.key.replace('_', '-').lower()}"
+    order = page.evaluate("[...document.querySelectorAll('article h2')].map(h => h.textContent.replace('#', ''))")
+    assert order[:2] == ["What the paper claims", "Summary of results"] and order[-1] == "How to cite"
+    assert page.locator('a[href="https://arxiv.org/abs/2604.08556"]').count() == 1        # the paper, linked
+    assert "@misc{singh2026ema" in page.locator("#how-to-cite pre").inner_text()
     # following a claim's link lands on its findings, with the code folded
-    rows.nth([c.key for c in CLAIMS].index("recall")).locator("td a").first.click()
+    second.nth([c.key for c in OTHERS].index("recall")).locator("td a").first.click()
     page.wait_for_load_state("load")
     target = page.locator(":target")
     assert target.count() == 1 and target.first.get_attribute("id") == "claim-recall"
@@ -128,36 +147,38 @@ def test_landing_table_one_row_per_claim_linking_to_its_anchor(browser, served):
     page.close()
 
 
-def test_unk_shows_no_nan_and_undecided_figures_are_marked(browser, served):
-    from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks
-    from paper_lib.pipeline.report import claims_table
+def test_on_a_phone_each_claim_is_a_card(browser, served):
+    base, _, _ = served
+    page, _, _, _ = _open(browser, f"{base}/index.html", width=390)
+    assert not page.locator(".cards.numbers table thead").is_visible()
+    cards = page.locator(".cards.numbers table tbody tr")
+    for i in range(cards.count()):
+        box = cards.nth(i).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, f"card {i} leaves the screen: {box}"
+        cells = cards.nth(i).locator("td")
+        assert cells.nth(0).evaluate("td => getComputedStyle(td).display") == "block"    # one cell a line
+        label = cells.nth(3).evaluate("td => getComputedStyle(td, '::before').content")
+        assert label == '"number reproduced?: "', label                                  # each cell says what it is
+    page.close()
 
-    base, docs, figures = served
-    page, status, remote, _ = _open(browser, f"{base}/05_associative_recall.html")
+
+def test_the_marked_figure_says_so_and_the_unk_shows(browser, served):
+    base, _, _ = served
+    page, status, remote, _ = _open(browser, f"{base}/{HEADLINE[0]}.html")
     assert status == 200 and remote == []
     text = page.locator("article").inner_text()
     assert "BiGRU without <unk> training" in text and "so is <unk>." in text   # the source's <unk>, shown
-    page.close()
-    rows = claims_table(figures, CLAIMS).to_dict("records")
-    marked = 0
-    for name in _pages(docs)[1:]:
-        notebook = name.removesuffix(".html")
+    alts = page.evaluate("[...document.images].map(i => i.alt)")
+    assert any(a.startswith(mark_text(Kind.NOT_INFORMATIVE)) for a in alts)      # the published PNG, band and all
+    assert page.locator("article math").count() >= 1                            # the formula, drawn as MathML
+    for name in _pages(served[1])[1:]:
         page, _, _, _ = _open(browser, f"{base}/{name}")
         assert "NaN" not in "".join(page.locator("table").all_inner_texts()), name
-        alts = page.evaluate("[...document.images].map(i => i.alt)")
-        marks = figure_marks([r for r in rows if r["notebook"] == notebook],
-                             {c.key: c.figures for c in CLAIMS if c.notebook == notebook})
-        for stem in marks:                  # every figure of an undecided claim that the page shows: marked
-            alt = site.figure_alt(figures, notebook, stem)
-            if any(alt in a for a in alts):
-                assert any(a.startswith(MARK_PREFIX) and alt in a for a in alts), f"{name}: {stem} unmarked"
-                marked += 1
         page.close()
-    assert marked >= 1                                        # the fixture has an undecided claim: recall_by_pairs'
 
 
 def _pages(docs):
-    return ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html"))
+    return ["index.html"] + sorted(p.name for p in docs.glob("[0-9][0-9]_*.html")) + ["faults.html"]
 
 
 def test_a_phone_wide_page_never_scrolls_sideways_and_the_console_is_quiet(browser, served):
@@ -173,19 +194,44 @@ def test_a_phone_wide_page_never_scrolls_sideways_and_the_console_is_quiet(brows
         page.close()
 
 
-def test_landing_page_lists_every_claim_and_captions_its_headline(browser, served):
+def test_landing_page_captions_its_headline(browser, served):
     import json
 
     base, _, figures = served
     page, _, _, _ = _open(browser, f"{base}/index.html")
-    found = page.locator("#what-we-find li")
-    assert found.count() == len(CLAIMS)
-    assert page.locator('a[href="https://arxiv.org/abs/2604.08556"]').count() == 1        # the paper, linked
     key = next(c.key for c in CLAIMS if c.notebook == HEADLINE[0] and HEADLINE[1] in c.figures)
     section = page.locator("#the-headline-figure")
     assert section.locator(f'a[href="{HEADLINE[0]}.html#claim-{key.replace("_", "-")}"]').count() == 1
     title = json.loads((figures / HEADLINE[0] / "figures.json").read_text())[HEADLINE[1]]["title"]
     assert section.locator("em").first.inner_text() == f"{title}."                  # the figure's title as caption
+    page.close()
+
+
+def test_a_notebooks_html_opens_with_its_findings(browser, tmp_path):
+    """The per-notebook HTML as ``make all`` publishes it (the runner's rendering, then the report's findings)."""
+    import json
+
+    import nbformat
+    from test_site import make_executed
+
+    from paper_lib.claims.__main__ import findings_html
+    from paper_lib.pipeline.render import finish_page, render_html
+    from paper_lib.pipeline.report import claims_table
+
+    executed, figures = make_executed(tmp_path)
+    folder = figures / HEADLINE[0]
+    page_path = render_html(nbformat.read(executed / f"{HEADLINE[0]}.ipynb", 4), folder / f"{HEADLINE[0]}.html",
+                            HEADLINE[0], folder / "figures.json")
+    rows = [r for r in claims_table(figures, CLAIMS).to_dict("records") if r["notebook"] == HEADLINE[0]]
+    assert finish_page(page_path, json.loads((folder / "figures.json").read_text()), findings_html(rows))
+    page, _, remote, failed = _open(browser, page_path.as_uri(), width=390)
+    assert remote == [] and failed == []
+    findings = page.locator("#findings")
+    assert findings.count() == 1 and findings.locator("h3").all_inner_texts() == [r["name"] for r in rows]
+    first_code = page.locator(".jp-CodeCell").first.bounding_box()
+    assert findings.bounding_box()["y"] < first_code["y"]                        # before any code or output
+    assert page.locator("h1").first.bounding_box()["y"] < findings.bounding_box()["y"]   # after the title
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390                # no sideways scroll
     page.close()
 
 
@@ -205,14 +251,4 @@ def test_committed_notebook_html_is_self_contained_and_shows_its_text(browser, p
     source = path.with_name(path.stem + ".html").read_text(encoding="utf-8")
     if "&lt;unk&gt;" in source:                                           # where the source says <unk>, it shows
         assert "<unk>" in page.locator("body").inner_text()
-    from paper_lib.pipeline.marks import MARK_PREFIX, figure_marks
-    from paper_lib.pipeline.report import claims_table
-
-    rows = claims_table(path.parents[1], CLAIMS).to_dict("records")
-    marks = figure_marks([r for r in rows if r["notebook"] == path.stem], {c.key: c.figures for c in CLAIMS})
-    alts = page.evaluate("[...document.images].map(i => i.alt)")
-    for stem in marks:                                   # every figure of an undecided claim that it shows: marked
-        alt = site.figure_alt(path.parent.parent, path.stem, stem)
-        assert not any(a == alt for a in alts), f"{path.name}: {stem} unmarked"
-        assert all(a.startswith(MARK_PREFIX) for a in alts if a.endswith(alt)), f"{path.name}: {stem}"
     page.close()

@@ -28,9 +28,12 @@ Adding a claim
    words in ``METRICS``;
 3. the family's test (``tests/test_claims_<family>.py``; notebook 06's rules also
    ``tests/test_boundary_map.py``): the rule reaching each verdict;
-4. the notebook prints ``CLAIMS.markdown("<key>", metrics, profile)``.
+4. the notebook prints ``CLAIMS.markdown("<key>", metrics, profile)``;
+5. its name in at most a dozen words in ``registry.NAMES`` (the summary's tables), and, where the paper
+   gives a number, ``number=``: the rule on that number alone (the "number reproduced?" column).
 
-The row lands at the end of the report (after the published rows of ``registry.ROW_ORDER``). A
+The row lands at the end of the report (after the published rows of ``registry.ROW_ORDER``). The words
+a reader sees for the columns of a notebook's tables are :data:`paper_lib.claims.words.COLUMNS`. A
 new notebook family is one new module here with ``CLAIMS`` and ``METRICS``: the registry finds it.
 
 A new metric's words go in its family's ``METRICS`` even when no claim reads it: the notebook

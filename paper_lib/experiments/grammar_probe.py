@@ -116,11 +116,15 @@ def grammar_config(settings) -> GrammarConfig:
     return GrammarConfig(max_depth=settings.data.max_depth)
 
 
+RULE_WORDS = {"pghu": "PGHU", "hebbian": "Oja", "none": "no learning"}
+"""SPCN's learning rules (``spcn.rule``), in words."""
+
+
 def readout_name(key: str) -> str:
     """Plain-language name of a readout key (per-rule keys ``spcn_<rule>``, ``spcn_err_<rule>[_level2]``)."""
     if key in NAMES:
         return NAMES[key]
-    rule = {"pghu": "PGHU", "hebbian": "Oja", "none": "no learning"}
+    rule = RULE_WORDS
     parts = key.split("_")
     if parts[1] == "err":
         return f"error-driven SPCN ({rule[parts[2]]}), " + ("level 2 only" if key.endswith("level2") else "level 1 + 2")

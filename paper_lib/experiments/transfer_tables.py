@@ -184,8 +184,8 @@ def plot_lag(lag: pd.DataFrame, profile: str, sigma: float | None = None):
         ax.set_title("which word was at t - k?" if target == "identity" else "which role was at t - k?")
         ax.set_ylim(0, 1.02)
     noise = "" if sigma is None else f"\nevery state with noise {sigma:g} per number per step"
-    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past, against a learned GRU state of the same width"
-                 f"{noise}\n(linear probes; the bank's closed-form decoder in green, without noise dotted)")
+    fig.suptitle("What a fixed-decay EMA trace bank keeps about the past,\nagainst a learned GRU state of the same "
+                 f"width{noise}\n(linear probes; the bank's closed-form decoder in green, without noise dotted)")
     stamp(fig, profile, lag.seed.nunique(), errorbars="95% CI over seeds")
     legend_below(fig, axes[0], ncol=2)
     return fig

@@ -4,6 +4,7 @@ points (a tight crop does not rescale them). Our design: the paper is silent.
 """
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import numpy as np
@@ -87,6 +88,15 @@ def outline(text, renderer) -> np.ndarray:
     return corners + [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]
 
 
+def code_names(text: str) -> list[str]:
+    """The identifiers in ``text`` that a reader should see in words (``spen_linear``: lower-case words joined
+    by ``_``), outside ``$math$``."""
+    return _IDENTIFIER.findall(re.sub(r"\$[^$]*\$", "", text))
+
+
+_IDENTIFIER = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w(])")
+
+
 def _short(text) -> str:
     s = " ".join(text.get_text().split())
     return repr(s if len(s) <= 40 else s[:37] + "...")
@@ -96,7 +106,8 @@ def check_figure(fig, dpi: float = 150, max_width_px: float = MAX_WIDTH_PX, min_
     """The legibility problems of ``fig`` saved at ``dpi`` with ``bbox_inches="tight"``; ``[]`` if none.
 
     One line per problem: wider than ``max_width_px`` pixels, text under ``min_font_pt`` points, tick
-    labels or other text over tick labels, several panels and no suptitle. The figure is left as it was.
+    labels or other text over tick labels, several panels and no suptitle, a code name (:func:`code_names`)
+    where words belong. The figure is left as it was.
     """
     old_dpi = fig.get_dpi()
     fig.set_dpi(dpi)
@@ -112,6 +123,8 @@ def check_figure(fig, dpi: float = 150, max_width_px: float = MAX_WIDTH_PX, min_
         texts = _texts(fig, set(owner))
         problems += overlapping + _small_text(texts, min_font_pt) + _over_ticks(texts, owner, boxes, renderer)
         problems += _no_suptitle(fig)
+        if named := sorted({n for t in texts for n in code_names(t.get_text())}):
+            problems.append(f"code name(s) {', '.join(named)} in a title, label, tick or legend: say it in words")
     finally:
         fig.set_dpi(old_dpi)
     return problems

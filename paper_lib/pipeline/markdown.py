@@ -1,6 +1,7 @@
 """Markdown that shows what it says: a ``<word>`` that is no HTML element (``<unk>``, the GRU
 taggers' unknown-word token) is escaped, so JupyterLab, nbconvert and the site show it instead of
-swallowing it as an unknown tag. Our design: the paper is silent.
+swallowing it as an unknown tag; a ``$formula$`` becomes MathML for the published HTML and the site,
+which every current browser draws with no script (JupyterLab draws the TeX itself). Our design.
 """
 from __future__ import annotations
 
@@ -36,3 +37,13 @@ def Markdown(text: str):  # noqa: N802 -- the name notebooks know from IPython.d
     if not isinstance(text, str):
         raise TypeError(f"Markdown needs a string, got {type(text).__name__}")
     return IPythonMarkdown(escape_tags(text))
+
+
+def dollars_to_mathml(markdown: str) -> str:
+    """``markdown`` with each ``$...$`` outside code as inline MathML (latex2mathml); a lone ``$`` stays."""
+    from latex2mathml.converter import convert
+
+    def fix(part: str) -> str:
+        return re.sub(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)", lambda m: convert(m.group(1)), part)
+    parts = _CODE.split(markdown)
+    return "".join(p if i % 2 else fix(p) for i, p in enumerate(parts))

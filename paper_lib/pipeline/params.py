@@ -3,7 +3,8 @@
 Papermill only warns about a parameter the notebook lacks (``-p profle smoke`` runs at the default profile).
 So every notebook calls :func:`check_parameters` with ``globals()`` after its ``parameters`` cell: the
 kernel's input history (``In``) holds that cell and papermill's injected one (``# Parameters``), whose names
-are compared. The runner checks the values before it starts a kernel (:func:`check_values`). Our design.
+are compared. The runner checks the values before it starts a kernel (:func:`check_values`). In Jupyter, a bad
+setting is one line under the cell that read it, scrolled into view (:func:`one_line_errors`). Our design.
 """
 from __future__ import annotations
 
@@ -66,8 +67,31 @@ def check_parameters(namespace: Mapping[str, Any]) -> None:
     if run is not None and namespace.get("profile") != run["profile"]:
         raise ValueError(f"profile {namespace.get('profile')!r} differs from the runner's --profile {run['profile']!r}; "
                          "set the profile only with --profile")
+    if "get_ipython" in namespace and run is None and not injected:
+        one_line_errors(namespace["get_ipython"]())
     banner = get_profile(namespace["profile"]).banner if "profile" in namespace else ""
     if banner and "get_ipython" in namespace:
         from IPython.display import Markdown, display
 
         display(Markdown(f"**{banner}**"))
+
+
+SETTINGS_FRAMES = ("settings_for", "check_parameters", "check_values", "apply_overrides", "configure")
+"""Functions that read the parameters: an error raised through one of them is a bad parameter."""
+
+
+def one_line_errors(shell) -> None:
+    """Make IPython ``shell`` (Jupyter's kernel) show a ``ValueError`` or ``TypeError`` raised while a notebook reads
+    its parameters (through :data:`SETTINGS_FRAMES`) as one line, as the runner does, and scroll its cell into
+    view (Run All leaves the view on the last cell); any other error keeps its traceback."""
+    import traceback
+
+    def handler(self, etype, value, tb, tb_offset=None):
+        if not any(f.name in SETTINGS_FRAMES for f in traceback.extract_tb(tb)):
+            return self.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        from IPython.display import Javascript, display
+
+        display(Javascript("element.closest('.jp-Cell')?.scrollIntoView({block: 'center'})"))
+        self._showtraceback(etype, value, [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"])
+        return None
+    shell.set_custom_exc((ValueError, TypeError), handler)

@@ -7,11 +7,16 @@ from __future__ import annotations
 from .profiles import PROFILES
 
 
+def count(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in the right number: ``count(1, "seed")`` -> ``1 seed``, ``count(3, "seed")`` -> ``3 seeds``."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def stamp(fig, profile: str, n_seeds: int, errorbars: str | None = None, note: str | None = None) -> None:
     """Write a footer under ``fig``: profile, seed count, what the error bars are, a note, and the
     profile's :attr:`~paper_lib.pipeline.profiles.Profile.note` for a run that proves nothing. Error
     bars "over seeds" from one seed are none, and the footer says so."""
-    parts = [f"profile: {profile}", f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"]
+    parts = [f"profile: {profile}", count(n_seeds, "seed")]
     if errorbars and n_seeds == 1 and "over seeds" in errorbars:
         parts.append("no error bars (one seed)")
     elif errorbars:

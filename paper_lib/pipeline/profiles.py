@@ -18,7 +18,7 @@ class Profile:
         threads: the CPU threads ``n_threads=None`` means (fixed per profile, never the core count).
         figures: where a published run writes, relative to the checkout; ``None``: under ``build/<name>/``.
         docs: where its site goes, relative to the checkout (``None``: ``build/<name>/docs``).
-        readme: its report also refreshes the table and findings of ``README.md``.
+        readme: its report also refreshes the summary of results in ``README.md``.
         note: said on every output when its runs prove nothing (only check the plumbing: verdicts are
             "undetermined"); empty for a profile whose runs are evidence.
     """

@@ -25,6 +25,7 @@ from .atomic import atomic_path, fresh_dir, replace_dir, write_json, write_text
 from .figcheck import check_figure
 from .profiles import check_profile, get_profile
 from .stats import mean_ci95
+from .tables import in_words
 from .threads import machine, threads_in_use
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -174,6 +175,22 @@ def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Pat
         Path(p).name: {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in paths})
 
 
+def _show(fig, png: Path, meta: Mapping[str, str]) -> None:
+    """In a Jupyter kernel, show the saved ``png`` with ``meta`` as its output's ``figure`` metadata (what the
+    HTML and the site read), and close ``fig`` so that the cell's ``plt.show()`` draws it no second time."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    import matplotlib.pyplot as plt
+
+    display(Image(data=png.read_bytes(), format="png"), metadata={"figure": dict(meta)})
+    plt.close(fig)
+
+
 class Outputs:
     """The writer of one notebook run's figures, tables and metrics, into ``dir`` once the run is complete.
 
@@ -233,10 +250,12 @@ class Outputs:
                 raise ValueError(f"{name} was already written in this run by {self._written[name]}; give {call}'s output another name")
         self._written.update(dict.fromkeys(names, call))
 
-    def save_figure(self, fig, name: str, *, alt: str, title: str) -> Path:
-        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped, no date; returns the final
-        PNG path. ``alt`` (one sentence) and ``title`` go into ``figures.json``, with any legibility
-        problems (:func:`~paper_lib.pipeline.figcheck.check_figure`), which otherwise only warn. Our design.
+    def save_figure(self, fig, name: str, *, alt: str, title: str, verdict: str | None = None) -> Path:
+        """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf``, stamped, no date, and show that PNG as the
+        cell's output, its stem and alt text in the output's metadata (``figure``), ``fig`` closed; returns the
+        final PNG path. ``alt`` (one sentence), ``title``, a ``verdict`` of the figure's own (the verdict words of
+        a control it shows failing; the report marks the PNG with it) and any legibility problems
+        (:func:`~paper_lib.pipeline.figcheck.check_figure`, which otherwise only warn) go into ``figures.json``.
 
         Raises:
             ValueError: ``alt`` is not one line of at least 4 words, ``title`` is empty; at smoke (or
@@ -264,8 +283,9 @@ class Outputs:
                 fig.savefig(tmp, format=ext, dpi=FIGURE_DPI, bbox_inches="tight", metadata=meta)
             paths.append(path)
         record(self._stage, paths, self.provenance())
-        _update_json(self._stage / "figures.json",
-                     {name: {"alt": alt, "title": title, **({"problems": problems} if problems else {})}})
+        _update_json(self._stage / "figures.json", {name: {"alt": alt, "title": title, **(
+            {"verdict": verdict} if verdict else {}), **({"problems": problems} if problems else {})}})
+        _show(fig, paths[0], {"stem": name, "alt": alt})
         return self.dir / paths[0].name
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:
@@ -276,7 +296,7 @@ class Outputs:
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         stamp = json.dumps(self.provenance(), sort_keys=True)
-        md = df.to_markdown(index=index, floatfmt=floatfmt)
+        md = in_words(df).to_markdown(index=index, floatfmt=floatfmt)  # the CSV keeps the names code reads
         banner = f"**{b}**\n\n" if (b := get_profile(self.profile).banner) else ""
         write_text(md_path, f"{banner}<!-- provenance: {stamp} -->\n\n{md}\n")
         record(self._stage, (csv_path, md_path), self.provenance())

@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 from .atomic import atomic_path
+from .markdown import dollars_to_mathml
 
 HTML_TAGS = {"remove_cell_tags": {"remove-cell"}, "remove_all_outputs_tags": {"remove-output"},
              "remove_input_tags": {"remove-input"}}
-SAVE_CALL = re.compile(r"save_figure\(\s*\w+\s*,\s*[\"']([\w.-]+)[\"']")  # out.save_figure(fig, "name", ...)
 # a stderr line the HTML leaves out: a tqdm bar's tail, [00:01<00:02, 1.2it/s], or a cleared bar (leave=False)
 HIDDEN_LINE = re.compile(r"\[[\d:]+(?:<[\d:?]+)?, [^\]]*\]\s*$|^\s*\r\s*$")
 
@@ -33,19 +33,58 @@ def tidy(nb):
     return nb
 
 
-def figure_alts(nb, figures_json: Path | None) -> dict[str, str]:
-    """Base64 PNG data -> its ``alt`` in ``figures.json``: a code cell's images are matched, in order, with its
-    ``save_figure(fig, "name", ...)`` calls, only where the counts agree. Our design."""
-    if figures_json is None or not Path(figures_json).is_file():
-        return {}
-    index = json.loads(Path(figures_json).read_text(encoding="utf-8"))
-    alts = {}
-    for cell in (c for c in nb.cells if c.cell_type == "code"):
-        names = SAVE_CALL.findall(cell.source)
-        images = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
-        if names and len(names) == len(images):
-            alts.update({img.strip(): index[n]["alt"] for n, img in zip(names, images, strict=True) if n in index})
-    return alts
+def drop_bars(nb) -> None:
+    """Remove from ``nb``'s stderr outputs the lines that are progress bars (:data:`HIDDEN_LINE`), and an output
+    left empty."""
+    for cell in nb.cells:
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                out["text"] = "\n".join(ln for ln in out["text"].split("\n") if not HIDDEN_LINE.search(ln))
+                if not out["text"].strip():
+                    continue
+            kept.append(out)
+        if cell.cell_type == "code":
+            cell["outputs"] = kept
+
+
+def figure_stem(output) -> str | None:
+    """The stem of the figure an image ``output`` shows (its ``figure`` metadata, from ``Outputs.save_figure``)."""
+    return (output.get("metadata", {}).get("figure") or {}).get("stem")
+
+
+def finish_page(page: Path, meta: dict, findings: str = "") -> bool:
+    """Open the published ``page`` (a notebook's HTML) with ``findings`` (a ``<section id="findings">``, replacing
+    one there) right after its title, and show each figure's published PNG beside it (``<img data-figure=stem>``) with the
+    alt text of its ``figures.json`` entry in ``meta`` (band first). Returns whether the page changed."""
+    import base64
+
+    from bs4 import BeautifulSoup  # nbconvert's own dependency
+
+    from .marks import figure_alt
+
+    if not page.is_file():
+        return False
+    old = page.read_text(encoding="utf-8")
+    soup = BeautifulSoup(old, features="html.parser")
+    for img in soup.find_all("img", attrs={"data-figure": True}):
+        png = page.parent / f"{img['data-figure']}.png"
+        if png.is_file():
+            img["src"] = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+            img["alt"] = figure_alt(meta.get(img["data-figure"], {}), img.get("alt", "A figure"))
+    if findings:
+        for section in soup.select("section#findings"):
+            section.decompose()
+        title, new = soup.find("h1"), BeautifulSoup(findings, features="html.parser")
+        if title is not None:                      # before the notebook's own introduction, as on the site
+            title.insert_after(new)
+        elif soup.body is not None:
+            soup.body.insert(0, new)
+    if str(soup) == old:
+        return False
+    with atomic_path(page) as tmp:
+        tmp.write_text(str(soup), encoding="utf-8")
+    return True
 
 
 def offline(soup) -> None:
@@ -61,34 +100,33 @@ def offline(soup) -> None:
 
 
 def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
-    """Write ``nb`` at ``path`` (returned) as one self-contained HTML page: no progress bars, alt texts from
-    ``figures_json`` (:func:`figure_alts`), :func:`offline`, and without what the cell tags of :data:`HTML_TAGS`
+    """Write ``nb`` at ``path`` (returned) as one self-contained HTML page: no progress bars, each figure's image
+    named by its stem (``data-figure``) with its alt text from ``figures_json``, :func:`offline`, and without what the cell tags of :data:`HTML_TAGS`
     remove (a wall time, an absolute path), so a rerun with the same numbers writes the same HTML."""
     from bs4 import BeautifulSoup  # nbconvert's own dependency, which writes the generic alt
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
     nb = copy.deepcopy(nb)
+    drop_bars(nb)
+    images = {}  # base64 PNG -> the figure it shows
     for cell in nb.cells:
-        kept = []
+        if cell.cell_type == "markdown":
+            cell.source = dollars_to_mathml(cell.source)
         for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                out["text"] = "\n".join(ln for ln in out["text"].split("\n") if not HIDDEN_LINE.search(ln))
-                if not out["text"].strip():
-                    continue
-            kept.append(out)
-        cell["outputs"] = kept if cell.cell_type == "code" else cell.get("outputs", [])
+            if (stem := figure_stem(out)) and "image/png" in out.get("data", {}):
+                images[out["data"]["image/png"].strip()] = stem
         cell.get("metadata", {}).pop("papermill", None)
         cell.get("metadata", {}).pop("execution", None)
     exporter = HTMLExporter(embed_images=True)
     exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     soup = BeautifulSoup(body, features="html.parser")
-    alts = figure_alts(nb, figures_json)
+    meta = json.loads(Path(figures_json).read_text(encoding="utf-8")) if figures_json and Path(figures_json).is_file() else {}
     for img in soup.find_all("img"):
-        data = img.get("src", "").removeprefix("data:image/png;base64,").strip()
-        if data in alts:
-            img["alt"] = alts[data]
+        if stem := images.get(img.get("src", "").removeprefix("data:image/png;base64,").strip()):
+            img["data-figure"] = stem
+            img["alt"] = str(meta.get(stem, {}).get("alt") or img.get("alt", ""))
     offline(soup)
     with atomic_path(path) as tmp:
         tmp.write_text(str(soup), encoding="utf-8")

@@ -5,7 +5,8 @@ The claims and their rules live in :mod:`paper_lib.claims`; this module decides 
 print the same verdict (:meth:`Claims.markdown`). Order of decision (our design: the paper states no
 tolerances): ``not run yet`` / ``metric missing``; ``undetermined`` (fewer than 2 seeds, or a profile that
 proves nothing); ``not informative at this budget`` (the control did not differ as it must); then the rule's
-``yes`` / ``partly`` / ``no``.
+``yes`` / ``partly`` / ``no``; beside it, what that says of the paper's number and of the controls
+(:mod:`.verdicts`).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from .profiles import PROFILES, get_profile
 from .provenance import REPO_ROOT, output_dir
 from .rules import Gate, Metrics, Rule, sizes
 from .stats import mean_ci95
+from .verdicts import Kind, controls_word, legend, number_word
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class Claim:
         headline, versus: the metric of the "ours" (default: the first of ``metrics``; a name ending in ``_``
             is its largest-suffix member) and of the "against" cell.
         comparable: ``False`` shows "not comparable" as the distance. controls: its strongest controls.
+        number: the rule on the paper's number alone (yes, partly, no), whatever the controls say.
+        name: the claim in at most a dozen words (the summary's tables).
     """
 
     key: str
@@ -59,14 +63,23 @@ class Claim:
     gated: str = "not informative at this budget"
     controls: str = ""
     figures: tuple[str, ...] = ()
+    number: Rule | None = None
+    name: str = ""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's verdict: ``holds`` (yes, partly, no, undetermined, ...) and the ``reason`` in words."""
+    """A claim's verdict: ``holds`` (yes, partly, no, undetermined, ...) and the ``reason`` in words; ``number``
+    and ``controls``: what it says of the paper's number and of the controls (:mod:`.verdicts`)."""
 
     holds: str
     reason: str
+    number: str = ""
+    controls: str = ""
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.of(self.holds)
 
 
 class Claims:
@@ -99,10 +112,12 @@ class Claims:
         return decide(self[key], summarise(metrics), profile)
 
     def markdown(self, key: str, metrics: Mapping[str, object], profile: str) -> str:
-        """A notebook's one Markdown line for ``key``: claim, verdict, reason, rule. Raises ValueError: unknown key."""
+        """A notebook's one Markdown line for ``key``: claim, its two verdicts, reason, rule. Raises ValueError: unknown
+        key."""
         claim, v, plain = self[key], self.verdict(key, metrics, profile), self.labels.plain
-        return escape_tags(f"**Claim: {claim.claim}.** Verdict: **{v.holds}** ({plain(v.reason)}). "
-                           f"Rule: {plain(claim.rule.__doc__)}.")
+        number = f"Number reproduced? **{v.number}**. " if v.number else ""
+        return escape_tags(f"**Claim: {claim.claim}.** {number}What the controls say: **{v.controls}** "
+                           f"({plain(v.reason)}). Rule: {plain(claim.rule.__doc__)}.")
 
 
 def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
@@ -112,21 +127,28 @@ def summarise(metrics: Mapping[str, object]) -> dict[str, dict[str, float]]:
 
 def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
     """The verdict of ``claim`` on summarised metrics ``m`` at ``profile`` (see the module docstring)."""
+    numbered = claim.paper_value is not None
+
+    def verdict(word: str, why: str, number: str = "") -> Verdict:
+        return Verdict(word, why, number or ("—" if numbered else ""), controls_word(Kind.of(word), numbered))
+
     if missing := [n for n in claim.metrics if n not in m]:
-        return Verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
+        return verdict(f"metric missing: {', '.join(missing)}", "its notebook did not write it")
     if profile in PROFILES and PROFILES[profile].proves_nothing:    # an unknown origin is judged as evidence
-        return Verdict("undetermined", PROFILES[profile].note)
+        return verdict("undetermined", PROFILES[profile].note)
     names = list(claim.metrics) or [k for k in m if k.startswith(claim.prefixes)]
     n = min((int(m[k].get("n", 1)) for k in names), default=0)
     if n < 2:
-        return Verdict("undetermined", f"n={n}, no interval")
+        return verdict("undetermined", f"n={n}, no interval")
     try:
+        number = number_word(claim.number(m)[0] if claim.number and claim.comparable else None, numbered,
+                             claim.comparable)
         if claim.gate is not None and (why := claim.gate(m)) is not None:
-            return Verdict(claim.gated, why)
+            return verdict(claim.gated, why, number)
         word, why = claim.rule(m)
     except (KeyError, IndexError, ValueError) as err:
-        return Verdict("metric missing", f"{err}")
-    return Verdict(word, why)
+        return verdict("metric missing", f"{err}")
+    return verdict(word, why, number)
 
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
@@ -151,10 +173,10 @@ def _member(m: Metrics, name: str) -> str | None:
     return f"{name}{ns[-1]}" if (ns := sizes(m, name)) else None
 
 
-def _cell(m: Metrics, name: str, label: Callable[[str], str]) -> str:
-    """One number for the results table: ``"0.944 ± 0.0023 (SPCN probe accuracy on A)"``, or "—"."""
+def _cell(m: Metrics, name: str, label: Callable[[str], str] | None = None) -> str:
+    """One number for the results table: ``"0.944 ± 0.0023 (SPCN probe accuracy on A)"`` (with ``label``), or "—"."""
     key = _member(m, name) if name else None
-    return f"{_fmt(m[key])} ({label(key)})" if key else "—"
+    return (f"{_fmt(m[key])} ({label(key)})" if label else _fmt(m[key])) if key else "—"
 
 
 def _distance(c: Claim, m: Metrics) -> str:
@@ -178,11 +200,12 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         source = f"[{c.notebook}](../notebooks/{c.notebook}.py)"
         if c.figure and (figures / c.notebook / c.figure).exists():
             source += f", [{c.figure}]({c.notebook}/{c.figure})"
-        row = {"key": c.key, "notebook": c.notebook, "claim": c.claim, "paper": c.paper,
+        row = {"key": c.key, "notebook": c.notebook, "claim": c.claim, "name": c.name or c.claim, "paper": c.paper,
                "rule": plain(c.rule.__doc__), "source": source, "ours": "—", "headline": "—", "versus": "—",
-               "distance": "—", "why": "", "controls": plain(c.controls)}
+               "value": "—", "against": "—", "distance": "—", "why": "", "controls": plain(c.controls),
+               "number": "—" if c.paper_value is not None else "", "says": Kind.NOT_RUN.value}
         if doc is None:
-            rows.append({**row, "holds": "not run yet"})
+            rows.append({**row, "holds": Kind.NOT_RUN.value})
             continue
         m, profile = doc.get("metrics", {}), doc.get("profile", "?")
         verdict = decide(c, m, profile)
@@ -192,11 +215,13 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        rows.append({**row, "headline": _cell(m, c.headline or (c.metrics[0] if c.metrics else ""), label),
+        head = c.headline or (c.metrics[0] if c.metrics else "")
+        rows.append({**row, "headline": _cell(m, head, label), "value": _cell(m, head), "against": _cell(m, c.versus),
                      "versus": _cell(m, c.versus, label), "distance": _distance(c, m), "holds": verdict.holds,
-                     "why": plain(verdict.reason)})
-    return pd.DataFrame(rows, columns=["key", "notebook", "claim", "paper", "headline", "versus", "distance",
-                                       "holds", "why", "rule", "ours", "source", "controls"])
+                     "why": plain(verdict.reason), "number": verdict.number, "says": verdict.controls})
+    return pd.DataFrame(rows, columns=["key", "notebook", "claim", "name", "paper", "headline", "value", "versus",
+                                       "against", "distance",
+                                       "holds", "number", "says", "why", "rule", "ours", "source", "controls"])
 
 
 def _md_cell(v):
@@ -207,47 +232,70 @@ def _md_cell(v):
 
 
 def results_markdown(table: pd.DataFrame, link: str = "#claim-{key}") -> str:
-    """The results table, each claim linked by ``link`` (formatted with the row's ``key`` and ``notebook``)."""
+    """The results table, each claim's short name linked by ``link`` (formatted with the row's ``key`` and ``notebook``)
+    to its section, where the whole claim is."""
     t = table.map(_md_cell)
     short = pd.DataFrame({
         "#": range(1, len(t) + 1),
-        "claim": [f"[{r.claim}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
-        "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "distance": t.distance,
-        "verdict": t.holds})
-    return short.to_markdown(index=False)
+        "claim": [f"[{r.name}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()],
+        "paper": t.paper, "ours ± 95% CI": t.headline, "against": t.versus, "number reproduced?": t.number,
+        "what the controls say": t.says})
+    return short.to_markdown(index=False) + "\n\n" + legend([*table.number, *table.says])
+
+
+def short_why(reason: str) -> str:
+    """A verdict's reason up to its first ``;`` (and before a ``: `` that explains it): the why a summary shows."""
+    first = reason.split("; ")[0]
+    head = first.split(": ")[0]
+    return head if len(head.split()) >= 4 else first
+
+
+def summary_frames(table: pd.DataFrame, link: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The summary's two tables (cells as Markdown, each claim's short name linked by ``link``): the paper's numbers
+    (result, paper, ours, number reproduced?, what the controls say, why) and every other claim (finding, paper,
+    ours, against, what the controls say)."""
+    t = table.map(_md_cell)
+    name = [f"[{r.name}]({link.format(key=r.key, notebook=r.notebook)})" for r in t.itertuples()]
+    numbered = (table.number != "").to_numpy()
+    first = pd.DataFrame({"result": name, "paper": t.paper, "ours ± 95% CI": t.value,
+                          "number reproduced?": t.number, "what the controls say": t.says,
+                          "why": [short_why(w) for w in t.why]})[numbered]
+    second = pd.DataFrame({"finding": name, "paper": t.paper, "ours ± 95% CI": t.value, "against": t.against,
+                           "what the controls say": t.says})[~numbered]
+    return first, second
+
+
+def summary_markdown(table: pd.DataFrame, adds: str = "", link: str = "figures/REPORT.md#claim-{key}") -> str:
+    """The summary of results: the paper's numbers beside ours, the paragraph ``adds`` (what the companion adds),
+    every other claim, and the legend of the verdict words they use."""
+    first, second = summary_frames(table, link)
+    return "\n\n".join(p for p in (first.to_markdown(index=False), adds, second.to_markdown(index=False),
+                                     legend([*table.number, *table.says])) if p)
 
 
 def render(table: pd.DataFrame, profile: str) -> str:
     """The Markdown report: summary, results table, one section per claim (anchor ``claim-<key>``)."""
-    counts = table["holds"].str.split(":").str[0].value_counts().to_dict()
+    counts = table["says"].value_counts().to_dict()
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     details = []
     for i, r in enumerate(table.itertuples(), 1):
         numbers = "\n".join(f"- {_md_cell(x.strip())}" for x in r.ours.split(";")) if r.ours != "—" else "- none yet"
+        distance = f" Ours minus the paper's number: {r.distance}." if r.distance not in ("—", "") else ""
         details.append(
             f'<a id="claim-{r.key}"></a>\n\n### {i}. {_md_cell(r.claim)}\n\n'
             f"**Verdict: {_md_cell(r.holds)}.** {_md_cell(r.why)}\n\n"
+            + (f"Number reproduced? **{r.number}**.{distance} " if r.number else "")
+            + f"What the controls say: **{r.says}**.\n\n"
             f"Rule (stated before the run): {_md_cell(r.rule)}.\n\n"
             + (f"Strongest controls: {_md_cell(r.controls)}.\n\n" if r.controls else "")
             + f"Numbers (mean ± 95% CI over seeds):\n\n{numbers}\n\nSource: {r.source}\n")
     return (f"# Reproduction report ({profile} profile)\n\n"
             "Generated by `python -m paper_lib.claims report` from every notebook's `metrics.json`; "
             "do not edit by hand. Ours: mean ± 95% CI over seeds; *against*: the control or rival "
-            "the claim's rule compares with. Distance: ours minus the paper's number, only where both "
-            "measure the same thing. A claim is *not informative at this budget* when its control did "
-            "not differ as it must; each claim's section below gives the reason, the rule and every "
+            "the claim's rule compares with. Two verdicts per claim: whether our number is the paper's, and what "
+            "the controls say of it; each claim's section below gives the reason, the rule and every "
             "number.\n\n"
-            f"Summary: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
-
-
-def findings_markdown(table: pd.DataFrame, link: str = "figures/REPORT.md#claim-{key}") -> str:
-    """The verdict counts and one line per decided claim (yes, partly, no) with its two numbers."""
-    counts = table["holds"].str.split(":").str[0].value_counts()
-    lines = [f"Of the {len(table)} claims tested: " + ", ".join(f"**{n}** {w}" for w, n in counts.items()) + "."]
-    for r in table[table.holds.isin(["yes", "partly", "no"])].map(_md_cell).itertuples():
-        lines.append(f"- [{r.claim}]({link.format(key=r.key, notebook=r.notebook)}): **{r.holds}**; "
-                     f"ours {r.headline}, against {r.versus}.")
-    return "\n".join(lines)
+            f"What the controls say: {summary}.\n\n{results_markdown(table)}\n\n## Details\n\n" + "\n".join(details))
 
 
 def _between(text: str, start: str, end: str, new: str) -> str | None:
@@ -257,25 +305,22 @@ def _between(text: str, start: str, end: str, new: str) -> str | None:
     return f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}"
 
 
-def update_readme(readme: Path, table: pd.DataFrame) -> bool:
-    """Put the results table between ``readme``'s ``report`` markers and :func:`findings_markdown` between its
-    ``findings`` ones; False where ``readme`` or its report markers are missing."""
+def update_readme(readme: Path, table: pd.DataFrame, adds: str = "") -> bool:
+    """Put :func:`summary_markdown` between ``readme``'s ``summary`` markers; False where the file or they are missing."""
     old = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    text = _between(old, "<!-- report:start -->", "<!-- report:end -->",
-                    results_markdown(table, "figures/REPORT.md#claim-{key}"))
+    text = _between(old, "<!-- summary:start -->", "<!-- summary:end -->", summary_markdown(table, adds))
     if text is None:
         return False
-    text = _between(text, "<!-- findings:start -->", "<!-- findings:end -->", findings_markdown(table)) or text
     write_text(readme, text)
     return True
 
 
-def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None) -> Path:
-    """Write ``REPORT.md`` of ``claims`` for ``profile`` (to ``out`` where given, leaving ``README.md`` alone);
-    returns its path. Raises ValueError: unknown profile."""
+def write_report(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None, adds: str = "") -> Path:
+    """Write ``REPORT.md`` of ``claims`` for ``profile`` (to ``out`` where given, leaving ``README.md`` alone, else
+    with the README's summary and its paragraph ``adds``); returns its path. Raises ValueError: unknown profile."""
     figures = output_dir("x", profile, root).parent
     table = claims_table(figures, claims)
     path = write_text(Path(out) if out is not None else figures / "REPORT.md", render(table, profile))
     if out is None and get_profile(profile).readme:
-        update_readme(root / "README.md", table)
+        update_readme(root / "README.md", table, adds)
     return path

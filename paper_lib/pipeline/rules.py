@@ -70,3 +70,12 @@ def unless_cut(rule: Rule, arms: Mapping[str, str], verdict: str = "not attribut
             else rule(m)
     wrapped.__doc__ = f"{rule.__doc__}; {verdict} if an arm it reads ({', '.join(arms)}) was cut at its step cap"
     return wrapped
+
+
+def unless(gate: Gate, verdict: str, rule: Rule) -> Rule:
+    """``rule``, unless ``gate`` finds a reason (e.g. a negative control reaches the number too): then ``verdict``."""
+    def wrapped(m: Metrics) -> tuple[str, str]:
+        why = gate(m)
+        return (verdict, why) if why is not None else rule(m)
+    wrapped.__doc__ = f"{verdict} unless the controls differ as they must; else {rule.__doc__}"
+    return wrapped

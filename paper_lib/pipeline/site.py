@@ -2,9 +2,11 @@
 
 ``python -m paper_lib.claims site --profile cpu`` reads the executed notebooks
 ``build/executed/<profile>/<NN_name>.ipynb`` and the report's claims table for the claims it is given,
-and writes ``index.html`` (what the paper claims, what we find, ONE results table, the headline
-figure, how to rerun) and one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor
-per claim, every code cell folded, the parameters cells removed, images with alt text).
+and writes ``index.html`` (what the paper claims, the summary of results: the paper's numbers beside
+ours, what the companion adds, every other claim, each row a card on a phone; the headline figure, how
+to rerun, how to cite), one page per notebook (a "Findings" cell first, one ``claim-<key>`` anchor per
+claim, every code cell folded, the parameters cells and progress bars removed, each figure as published
+with its alt text, formulas as MathML) and one per page of ``guide/``.
 
 Jupyter Book 1.x (our choice, the paper is silent) renders executed notebooks without running them,
 folds code by cell tag (``hide-input``) and bundles its theme: it builds and reads offline
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import html
 import importlib.util
 import json
 import re
@@ -29,11 +30,13 @@ import nbformat
 import pandas as pd
 
 from .atomic import fresh_dir, replace_dir
-from .markdown import escape_tags
-from .marks import figure_marks, mark_png
+from .markdown import dollars_to_mathml, escape_tags
+from .marks import figure_alt
 from .profiles import check_profile, get_profile
 from .provenance import REPO_ROOT, output_dir
-from .report import Claims, claims_table, load_metrics
+from .render import drop_bars, figure_stem
+from .report import Claims, claims_table, load_metrics, summary_frames
+from .verdicts import legend
 
 PARAMETER_TAGS = {"parameters", "injected-parameters"}  # papermill's parameters cells: removed from the pages
 
@@ -43,23 +46,10 @@ def md_escape(text: object) -> str:
     return re.sub(r"([\\`*_\[\]<>|$&{}#~])", r"\\\1", " ".join(str(text).split()))
 
 
-def stem_words(stem: str) -> str:
-    """A figure's file stem in words: ``recall_by_pairs`` -> ``Recall by pairs``."""
-    words = re.sub(r"[_-]+", " ", stem).strip()
-    return words[:1].upper() + words[1:]
-
-
 def figure_meta(figures: Path, notebook: str, stem: str) -> dict:
-    """Figure ``stem``'s entry in ``figures/<notebook>/figures.json`` (``{stem: {"alt", "title"}}``), or ``{}``."""
+    """Figure ``stem``'s entry in ``figures/<notebook>/figures.json`` (``{stem: {"alt", "title", "mark"}}``), or ``{}``."""
     meta = figures / notebook / "figures.json"
     return (json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}) if meta.exists() else {}
-
-
-def figure_alt(figures: Path, notebook: str, stem: str, title: str = "") -> str:
-    """Alt text of figure ``stem`` of ``notebook``: its ``alt`` (:func:`figure_meta`), else the stem in
-    words and the notebook's title."""
-    alt = figure_meta(figures, notebook, stem).get("alt")
-    return str(alt or f"{stem_words(stem)}, a figure of {title or notebook}")
 
 
 def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
@@ -67,18 +57,6 @@ def notebook_title(nb: nbformat.NotebookNode, notebook: str) -> str:
     first = next((cell.source for cell in nb.cells if cell.cell_type == "markdown"), "")
     m = re.search(r"^# (.+)$", first, flags=re.M)
     return m.group(1).strip() if m else notebook
-
-
-def claim_heading(claim: str, most: int = 18) -> str:
-    """A claim's heading in the page contents: the claim up to its first ``:``, ``;`` or `` (`` after at
-    least 4 words, or ``, `` after at least 6, where that leaves at most ``most`` words; else the whole
-    claim when it is that short, else its first words and an ellipsis. The whole claim follows."""
-    for m in re.finditer(r":|;| \(|, ", claim):
-        n = len(claim[:m.start()].split())
-        if (4 if m.group() != ", " else 6) <= n <= most:
-            return claim[:m.start()]
-    words = claim.split()
-    return claim if len(words) <= most else " ".join(words[:most - 2]) + " …"
 
 
 def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = "") -> str:
@@ -89,11 +67,12 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
         lines += ["This notebook decides no claim of the report; its figures and tables are below.", ""]
     for r in rows:
         numbers = [s.strip() for s in r["ours"].split(";") if s.strip() and s.strip() != "—"]
-        heading = claim_heading(r["claim"])
+        heading = r.get("name") or r["claim"]
+        number = f"**Number reproduced?** {md_escape(r['number'])}. " if r.get("number") else ""
         lines += [f"(claim-{r['key']})=", f"### {md_escape(heading)}", "",
                   *([f"*Claim:* {md_escape(r['claim'])}.", ""] if heading != r["claim"] else []),
-                  f"**Verdict: {md_escape(r['holds'])}.** Paper: {md_escape(r['paper'])}; "
-                  f"ours: {md_escape(r['headline'])}; against: {md_escape(r['versus'])}.", ""]
+                  f"{number}**What the controls say:** {md_escape(r.get('says', r['holds']))}. Paper: "
+                  f"{md_escape(r['paper'])}; ours: {md_escape(r['headline'])}; against: {md_escape(r['versus'])}.", ""]
         lines += [f"*{k.title()}:* {md_escape(r[k])}.\n" for k in ("why", "rule") if r[k]]
         if numbers:
             lines += ["```{dropdown} All our numbers for this claim", *[f"- {md_escape(n)}" for n in numbers],
@@ -104,16 +83,15 @@ def findings_markdown(title: str, rows: Iterable[Mapping[str, str]], run: str = 
 
 
 def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]], figures: Path,
-                     notebook: str, run: str = "", claim_figures: Mapping[str, Iterable[str]] | None = None
-                     ) -> nbformat.NotebookNode:
+                     notebook: str, run: str = "") -> nbformat.NotebookNode:
     """A copy of the executed notebook ``nb`` ready for its page: a Findings cell first (the title
-    moves into it), the parameters cells and trailing empty cells removed, every code cell tagged
-    ``hide-input``, each image with its alt text, its saved 150 dpi PNG and, where its claim
-    (``claim_figures``: key -> stems) is undecided in ``rows``, a band (:mod:`.marks`), and
-    ``<word>`` pseudo-tags escaped in Markdown cells and outputs."""
+    moves into it), the parameters cells, progress bars and trailing empty cells removed, every code
+    cell tagged ``hide-input``, each figure shown as published (``figures/<notebook>/<stem>.png``, its
+    band included) with the alt text of its ``figures.json`` entry, and ``<word>`` pseudo-tags escaped
+    in Markdown cells and outputs."""
     nb, rows = copy.deepcopy(nb), list(rows)
     title = notebook_title(nb, notebook)
-    marks = figure_marks(rows, claim_figures or {})
+    drop_bars(nb)
     cells = [c for c in nb.cells if not PARAMETER_TAGS & set(c.get("metadata", {}).get("tags", []))]
     while cells and not cells[-1].source.strip() and not cells[-1].get("outputs"):
         cells.pop()
@@ -124,7 +102,7 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
             cell.source, n = re.subn(r"^# .+\n?", "## The experiment\n", cell.source, count=1, flags=re.M)
             title_done = n > 0
         if cell.cell_type != "code":
-            cell.source = escape_tags(cell.source) if cell.cell_type == "markdown" else cell.source
+            cell.source = dollars_to_mathml(escape_tags(cell.source)) if cell.cell_type == "markdown" else cell.source
             out.append(cell)
             continue
         tags = list(cell.metadata.get("tags", []))
@@ -133,76 +111,46 @@ def prepare_notebook(nb: nbformat.NotebookNode, rows: Iterable[Mapping[str, str]
         for o in cell.get("outputs", []):
             if "text/markdown" in o.get("data", {}):
                 o["data"]["text/markdown"] = escape_tags(o["data"]["text/markdown"])
-        out.extend(_split_images(cell, figures, notebook, title, marks))
+        out.extend(_split_images(cell, figures, notebook, title))
     nb.cells = out
     return nb
 
 
-def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str,
-                  marks: Mapping[str, str] | None = None) -> list:
-    """``cell`` split so that each image output carries its own alt text (``mystnb.image.alt``), saved PNG and band."""
-    images = [i for i, o in enumerate(cell.outputs) if any(k.startswith("image/") for k in o.get("data", {}))]
-    stems = re.findall(r"save_figure\(\s*[^,()]+,\s*[\"']([^\"']+)[\"']", cell.source)  # out.save_figure(fig, "x")
-    marks = marks or {}
-    if len(stems) == len(images):
-        for stem, i in zip(stems, images, strict=True):
-            _mark_output(cell.outputs[i], figures / notebook / f"{stem}.png", marks.get(stem, ""))
-        alts = [(f"{marks[s]}. " if s in marks else "") + figure_alt(figures, notebook, s, title) for s in stems]
-    else:
-        band = next((marks[s] for s in stems if s in marks), "")
-        for i in images:
-            _mark_output(cell.outputs[i], None, band)
-        alts = [figure_alt(figures, notebook, s, title) for s in stems]
-        alts = [f"{band}. " + ("; ".join(alts) or f"A figure of {title}")] if band else alts
-    if len(alts) != len(images) or len(images) < 2:
-        alts = ["; ".join(alts) or f"A figure of {title}"] if images else []
-        images = images[:1]
+def _split_images(cell: nbformat.NotebookNode, figures: Path, notebook: str, title: str) -> list:
+    """``cell`` split so that each image output is the last of its piece (MyST-NB gives a cell's images one alt
+    text), each figure (its output's ``figure`` metadata) shown as published with its alt text."""
+    images = [i for i, o in enumerate(cell.outputs) if "image/png" in o.get("data", {})]
     pieces = []
-    for k, alt in enumerate(alts):
+    for k, i in enumerate(images):
         piece = copy.deepcopy(cell) if k == 0 else nbformat.v4.new_code_cell(  # MyST-NB drops an empty cell
             "# the cell above, continued", metadata={"tags": ["remove-input"]})
-        piece.outputs = cell.outputs[0 if k == 0 else images[k]:images[k + 1] if k + 1 < len(images) else None]
-        piece.metadata.setdefault("mystnb", {})["image"] = {"alt": alt}
+        piece.outputs = cell.outputs[0 if k == 0 else i:images[k + 1] if k + 1 < len(images) else None]
+        stem = figure_stem(cell.outputs[i])
+        entry = {**cell.outputs[i].get("metadata", {}).get("figure", {}), **figure_meta(figures, notebook, stem or "")}
+        if stem and (png := figures / notebook / f"{stem}.png").is_file():
+            piece.outputs[i if k == 0 else 0]["data"]["image/png"] = base64.b64encode(png.read_bytes()).decode()
+        piece.metadata.setdefault("mystnb", {})["image"] = {"alt": figure_alt(entry, f"A figure of {title}")}
         pieces.append(piece)
     return pieces or [cell]
 
 
-def _mark_output(output: nbformat.NotebookNode, saved: Path | None, band: str) -> None:
-    """Give one image ``output`` the bytes of ``saved`` (when it exists) and the ``band`` above it."""
-    data = output["data"]
-    if "image/png" not in data or not (band or (saved and saved.is_file())):
-        return
-    png = saved.read_bytes() if saved and saved.is_file() else base64.b64decode(data["image/png"])
-    data["image/png"] = base64.b64encode(mark_png(png, band) if band else png).decode()
-
-
-def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | None, headline_alt: str,
-                 summary: str = "", headline_notebook: str = "", caption: str = "", claim: str = "") -> str:
-    """The Markdown of ``index.md``: ``summary``, what we find (every claim and its verdict), the
-    results table (reason and rule as footnotes), the figure ``headline`` of ``headline_notebook`` (a
-    path relative to the page, or None) with its ``caption`` and a link to the findings of the claim
-    keyed ``claim`` (else to the notebook), and how to rerun."""
-    counts = pd.Series([r["holds"] for r in rows], dtype=str).str.split(":").str[0].value_counts()  # README's order
-    found = ", ".join(f"**{n}** {w}" for w, n in counts.items())
-    lines = ["# EMA Is Not All You Need: a reproduction", "",
-             "## What the paper claims", "", summary, "",
-             "## What we find", "",
-             f"Of the {len(rows)} claims we test (at the `{profile}` profile): {found}. "
-             "A claim is *not informative at this budget* when its control did not differ as it must for "
-             "the experiment to have power; the footnote of each verdict says why.", ""]
-    lines += [f"- [{md_escape(r['claim'])}](claim-{r['key']}): **{md_escape(r['holds'])}**." for r in rows]
-    lines += [""] if rows else []
-    lines += ["## Results", "",
-              "Ours: mean ± 95% confidence interval over seeds; against: the control or rival the claim's rule "
-              "compares with. Each claim links to its notebook's findings, "
-              "where every number, the reason and the rule are given.", "",
-              "| claim | paper | ours ± CI | against | verdict |", "|---|---|---|---|---|"]
-    notes = []
-    for r in rows:
-        lines.append(f"| [{md_escape(r['claim'])}](claim-{r['key']}) | {md_escape(r['paper'])} | "
-                     f"{md_escape(r['headline'])} | {md_escape(r['versus'])} | {md_escape(r['holds'])}[^{r['key']}] |")
-        notes.append(f"[^{r['key']}]: {md_escape(r['why'] or r['holds'])}. Rule: {md_escape(r['rule'])}.")
-    lines += ["", *notes, ""]
+def landing_page(table: pd.DataFrame, profile: str, headline: str | None, headline_alt: str, summary: str = "",
+                 headline_notebook: str = "", caption: str = "", claim: str = "", adds: str = "",
+                 guide: Iterable[tuple[str, str]] = (), cite: str = "") -> str:
+    """The Markdown of ``index.md``: what the paper claims (``summary``), the summary of results (the paper's
+    numbers beside ours, ``adds``, every other claim, as cards on a phone, and the legend of their verdict words),
+    the figure ``headline`` of ``headline_notebook`` (a path relative to the page, or None) with its ``caption``
+    and a link to the findings of the claim keyed ``claim`` (else to the notebook), how to rerun and read on
+    (``guide``: (page, title)), and how to cite (``cite``: BibTeX)."""
+    first, second = summary_frames(table, "claim-{key}")
+    lines = ["# EMA Is Not All You Need: a reproduction", "", "## What the paper claims", "", summary, "",
+             "## Summary of results", "",
+             f"At the `{profile}` profile; ours: mean ± 95% confidence interval over seeds. Two verdicts per claim: "
+             "whether our number is the paper's, and what the controls say of it. Each claim links to its "
+             "notebook's findings, where every number, the reason and the rule are given.", "",
+             ":::{container} cards numbers", first.to_markdown(index=False), ":::", "", adds, "",
+             ":::{container} cards findings", second.to_markdown(index=False), ":::", "",
+             legend([*table.number, *table.says]), ""]
     if headline:
         where = f"(claim-{claim})" if claim else f"({headline_notebook}.ipynb)"
         lines += ["## The headline figure", "", f"![{md_escape(headline_alt)}]({headline})", "",
@@ -210,13 +158,32 @@ def landing_page(rows: list[Mapping[str, str]], profile: str, headline: str | No
                   f"From the notebook [{headline_notebook}]{where}, where it is explained.", ""]
     lines += ["## How to rerun", "",
               "```bash", "make all            # every notebook at PROFILE=cpu, the report, and this site (docs/)",
-              "make all PROFILE=smoke  # minutes: checks the plumbing, proves nothing",
-              "make site           # only this site, from the executed notebooks of the last run", "```", "",
+              "make test           # the tests, and every notebook at the smoke profile",
+              "make lab            # JupyterLab on lab/, your copies of the notebooks to tweak", "```", "",
               "The notebooks are `notebooks/NN_*.py`; each page here is one of them as executed by `make all`.", ""]
+    if guide := list(guide):
+        lines += ["More: " + "; ".join(f"[{title}]({page})" for page, title in guide) + ".", ""]
+    if cite:
+        lines += ["## How to cite", "", "```bibtex", cite.strip(), "```", ""]
     return "\n".join(lines)
 
 
-# Jupyter Book's _config.yml (JSON is YAML): no execution, math, launch or download buttons or sources'
+def cards_css(tables: Mapping[str, Iterable[str]], width: int = 720) -> str:
+    """CSS that shows each row of the tables in ``cards`` containers as a card below ``width`` px, each cell led by
+    its column's header (``tables``: container class -> headers)."""
+    rules = [f"@media (max-width: {width}px) {{",
+             ".cards table, .cards tbody, .cards tr, .cards td { display: block; width: 100%; }",
+             ".cards thead { display: none; }",
+             ".cards tr { border: 1px solid #bbb; border-radius: 6px; margin: 0 0 0.8em; padding: 0.4em 0.6em; }",
+             ".cards td { border: none !important; padding: 0.1em 0 !important; text-align: left !important; }",
+             ".cards td:first-child { font-weight: 600; }", ".cards td p { display: inline; margin: 0; }"]
+    for cls, headers in tables.items():
+        rules += [f'.{cls} td:nth-of-type({i})::before {{ content: "{h}: "; font-style: italic; }}'
+                  for i, h in enumerate(headers, 1) if i > 1]
+    return "\n".join([*rules, "}", ""])
+
+
+# Jupyter Book's _config.yml (JSON is YAML): no execution, no launch or download buttons or sources'
 # copies; one search (the header's), a light default theme (an empty stored mode logs a console error).
 BOOK_CONFIG = {
     "title": "EMA Is Not All You Need, a reproduction", "author": "the paper_lib companion", "copyright": "",
@@ -253,9 +220,11 @@ FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
 
 
 def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
-          headline: tuple[str, str] | None = None, summary: str = "") -> list[str]:
+          headline: tuple[str, str] | None = None, summary: str = "", adds: str = "", guide: Path | None = None,
+          cite: str = "") -> list[str]:
     """Write the book's sources into ``staging`` (``_config.yml``, ``_toc.yml``, ``index.md``, the
-    pages, the figure ``headline``: ``(notebook, figure stem)``) and return the notebooks' names.
+    pages, the figure ``headline``: ``(notebook, figure stem)``, the pages of ``guide``: a folder of
+    Markdown files, each titled by its first line) and return the notebooks' names.
 
     Raises:
         FileNotFoundError: no executed notebook in ``executed`` (run ``make all`` first).
@@ -263,7 +232,8 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
     paths = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
-    rows = claims_table(figures, claims).to_dict("records")  # the report's rows, every value a string
+    table = claims_table(figures, claims)
+    rows = table.to_dict("records")  # the report's rows, every value a string
     names, titles = [], {}
     for path in paths:
         name = path.stem
@@ -272,28 +242,32 @@ def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Cl
         meta = load_metrics(figures, name)
         run = "" if meta is None else (f"Run at the `{meta.get('profile', profile)}` profile from commit "
                                        f"`{meta.get('git_commit', '?')}`; ours: mean ± 95% CI over seeds.")
-        page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run,
-                                {c.key: c.figures for c in claims if c.notebook == name})
+        page = prepare_notebook(nb, [r for r in rows if r["notebook"] == name], figures, name, run)
         nbformat.write(page, staging / path.name)
         names.append(name)
     rel, alt, (notebook, stem) = None, "", headline or ("", "")
     if headline and (figures / notebook / f"{stem}.png").exists():
         rel = f"{stem}.png"
-        band = figure_marks([r for r in rows if r["notebook"] == notebook],
-                            {c.key: c.figures for c in claims if c.notebook == notebook}).get(stem, "")
-        png = (figures / notebook / rel).read_bytes()
-        (staging / rel).write_bytes(mark_png(png, band) if band else png)
-        alt = (f"{band}. " if band else "") + figure_alt(figures, notebook, stem, titles.get(notebook, ""))
+        shutil.copyfile(figures / notebook / rel, staging / rel)      # as published, its band included
+        alt = figure_alt(figure_meta(figures, notebook, stem), f"A figure of {titles.get(notebook, notebook)}")
     caption = figure_meta(figures, notebook, stem).get("title", "") if headline else ""
     key = next((c.key for c in claims if c.notebook == notebook and stem in c.figures), "")
-    page = landing_page(rows, profile, rel, alt, summary, notebook, caption, key)
+    pages = []
+    for md in sorted(Path(guide).glob("*.md")) if guide and Path(guide).is_dir() else []:
+        shutil.copyfile(md, staging / md.name)
+        pages.append((md.stem, md.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()))
+    first, second = summary_frames(table, "{key}")
+    page = landing_page(table, profile, rel, alt, summary, notebook, caption, key, adds,
+                        [(f"{p}.md", t) for p, t in pages], cite)
     (staging / "index.md").write_text(page, encoding="utf-8")
     (staging / "_config.yml").write_text(json.dumps(BOOK_CONFIG, indent=1), encoding="utf-8")
     (staging / "_static").mkdir(exist_ok=True)
-    (staging / "_static" / "narrow.css").write_text(NARROW_CSS, encoding="utf-8")
+    css = NARROW_CSS + cards_css({"numbers": first.columns, "findings": second.columns})
+    (staging / "_static" / "narrow.css").write_text(css, encoding="utf-8")
     (staging / "_static" / "favicon.svg").write_text(FAVICON, encoding="utf-8")
     (staging / "_static" / "icons.css").write_text(ICON_CSS, encoding="utf-8")
-    toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names], ""]
+    toc = ["format: jb-book", "root: index", "chapters:", *[f"- file: {n}" for n in names],
+           *[f"- file: {p}" for p, _ in pages], ""]
     (staging / "_toc.yml").write_text("\n".join(toc), encoding="utf-8")
     return names
 
@@ -309,30 +283,21 @@ def remote_assets(site: Path) -> list[str]:
             for page, text in pages.items() for m in _REMOTE.finditer(text)]
 
 
-_IMG = re.compile(r"<img\b[^>]*>", re.I)
-_FONTAWESOME = re.compile(r"<script\b[^>]*fontawesome\.js[^>]*>\s*</script>\s*", re.I)
-
-
-def _alt_fixed(tag: str, title: str) -> str:
-    """``tag`` (one ``<img ...>``) with alt text ``A figure of <title>`` where its own is missing,
-    empty or a file path (Sphinx's fallback)."""
-    alt = re.search(r"\balt=\"([^\"]*)\"", tag)
-    if alt and alt.group(1).strip() and not re.search(r"\.(png|jpe?g|svg|gif)$|_images/", alt.group(1)):
-        return tag
-    new = f'alt="{html.escape("A figure of " + title)}"'
-    return tag.replace(alt.group(0), new) if alt else f"{tag[:4]} {new}{tag[4:]}"
-
-
 def slim_pages(site: Path) -> None:
-    """Give every ``<img>`` in ``site``'s HTML that lacks meaningful alt text the page's title as alt
-    text, and remove the Font Awesome script (:data:`ICON_CSS` draws its icons) from every page and the site."""
+    """Every page of ``site`` without the Font Awesome script (:data:`ICON_CSS` draws its icons) and the thebe
+    launcher's inline script (it names a remote host, and two of them declare one constant twice), each image of
+    the article a link to itself at full size; the Font Awesome files removed."""
+    from bs4 import BeautifulSoup  # nbconvert's own dependency
+
     for page in site.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        m = re.search(r"<title>(.*?)</title>", text, flags=re.S)
-        title = html.unescape(m.group(1).split("—")[0].strip()) if m else page.stem
-        new = _FONTAWESOME.sub("", _IMG.sub(lambda tag, t=title: _alt_fixed(tag.group(0), t), text))
-        if new != text:
-            page.write_text(new, encoding="utf-8")
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), features="html.parser")
+        for script in soup.find_all("script"):
+            if "fontawesome" in (script.get("src") or "") or "THEBE_JS_URL" in script.get_text():
+                script.decompose()
+        for img in soup.select("article img"):
+            if img.get("src") and img.find_parent("a") is None:
+                img.wrap(soup.new_tag("a", href=img["src"], attrs={"class": "full-size", "title": "the figure at full size"}))
+        page.write_text(str(soup), encoding="utf-8")
     for script in site.glob("_static/scripts/fontawesome.js*"):
         script.unlink()
 
@@ -346,11 +311,12 @@ def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
 
 def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None,
           executed: Path | None = None, figures: Path | None = None, headline: tuple[str, str] | None = None,
-          summary: str = "") -> Path:
+          summary: str = "", adds: str = "", guide: Path | None = None, cite: str = "") -> Path:
     """Build the site of ``profile`` for ``claims`` from ``executed`` (default
     ``build/executed/<profile>``) and ``figures`` (default the profile's figures folder), replace
     ``out`` (default :func:`site_dir`) with it and return ``out``. ``headline``: ``(notebook, figure
-    stem)`` of the landing page's figure; ``summary``: what the paper claims, in words.
+    stem)`` of the landing page's figure; ``summary``, ``adds``: what the paper claims and what the companion
+    adds, in words; ``guide``: a folder of Markdown pages (default ``root/guide``); ``cite``: BibTeX.
 
     Raises:
         ValueError: unknown profile.
@@ -366,7 +332,8 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
     figures = Path(figures) if figures is not None else output_dir("x", profile, root).parent
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         (staging := Path(tmp) / "book").mkdir()
-        stage(profile, staging, executed, figures, claims, headline, summary)
+        stage(profile, staging, executed, figures, claims, headline, summary, adds,
+              Path(guide) if guide is not None else root / "guide", cite)
         cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
                "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
         proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace")

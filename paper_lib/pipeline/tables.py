@@ -5,7 +5,9 @@ displays it, in JupyterLab, in the published HTML and on the site.
 - one formatted number per cell: integers with thousands separators, other numbers to 3 decimals
   (3 significant digits below 0.01), a missing value as an empty cell, never ``NaN``;
 - no text cut with "...": every label and setting is shown whole;
-- a table of more than :data:`FOLD_COLUMNS` columns folded under a one-line summary.
+- a table of more than :data:`FOLD_COLUMNS` columns folded under a one-line summary;
+- every column and index named in words (the map the notebook gives :func:`use_table_style`), as in the
+  Markdown copy of a saved table (the CSV keeps the names code reads).
 
 A notebook calls :func:`use_table_style` once, in its first code cell. Our design: the paper is silent.
 """
@@ -40,10 +42,22 @@ def _column(col):
     return [format_number(v) for v in col]
 
 
+WORDS: dict[str, str] = {}
+"""Column name -> the words a reader sees for it (:func:`use_table_style` fills it)."""
+
+
+def in_words(df):
+    """``df`` with each column and index name that :data:`WORDS` knows in its words."""
+    def say(name):
+        return WORDS.get(name, name) if isinstance(name, str) else name
+    return df.rename(columns=say).rename_axis(index=[say(n) for n in df.index.names])
+
+
 def table_html(df) -> str:
     """``df`` (a ``pandas.DataFrame``) as HTML in the house style (see the module docstring)."""
     import pandas as pd
 
+    df = in_words(df)
     if not isinstance(df.index, pd.RangeIndex) or df.index.names != [None]:
         df = df.rename_axis([n if n is not None else "" for n in df.index.names]).reset_index()
     if not isinstance(df.columns, pd.MultiIndex):
@@ -57,11 +71,12 @@ def table_html(df) -> str:
     return html
 
 
-def use_table_style() -> None:
-    """Make IPython show every ``pandas.DataFrame`` with :func:`table_html` in this kernel (no-op
-    outside IPython)."""
+def use_table_style(words: dict[str, str] | None = None) -> None:
+    """Make IPython show every ``pandas.DataFrame`` with :func:`table_html` in this kernel (no-op outside
+    IPython), its columns named by ``words`` (added to :data:`WORDS`)."""
     import pandas as pd
 
+    WORDS.update(words or {})
     try:
         from IPython import get_ipython
     except ImportError:
