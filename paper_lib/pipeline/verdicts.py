@@ -16,6 +16,7 @@ class Kind(str, Enum):
     NOT_LEARNING = "the number; not attributable to learning"
     NOT_CONTEXT = "the number; not attributable to context"
     NOT_ATTRIBUTABLE = "not attributable at this budget"
+    EXACT = "exact arithmetic"  # "exact arithmetic: not a test of the mechanism": no noise budget, no test
     UNDETERMINED = "undetermined"
     MISSING = "metric missing"
     NOT_RUN = "not run yet"
@@ -45,6 +46,8 @@ LEGEND = {
     "not attributable to context": "the number is there, but a control that ignores context reaches it too",
     "not attributable at this budget": "an arm the rule reads was cut at its step cap while still learning, or "
                                        "never left the chance loss",
+    "exact arithmetic": "the states carry no noise, and in exact arithmetic a fixed bank loses nothing: the row "
+                        "would test float precision, not the mechanism",
     "undetermined": "fewer than two seeds, or a smoke run: no interval",
 }
 """What each word of the two verdict columns means (the tables' legend lists those they use)."""
@@ -85,5 +88,6 @@ def mark_text(kind: Kind, number: str = "") -> str:
             Kind.NOT_LEARNING: f"{matches}; a control without learning reaches it too",
             Kind.NOT_CONTEXT: f"{matches}; a control that ignores context reaches it too",
             Kind.NOT_ATTRIBUTABLE: "Not attributable at this budget: an arm was cut at its step cap",
+            Kind.EXACT: "Exact arithmetic: not a test of the mechanism",
             Kind.UNDETERMINED: "Undetermined: one seed or a smoke run, no interval",
             }.get(kind, "Not decided: its numbers are missing")
