@@ -20,6 +20,8 @@ def _fixture(scan, lti=0.3, bound=0.6, gru=0.9, tf=0.99, spen=0.95, gaps=(2, 64)
         for kind in ("improving", "plateau"):
             vals[f"update_cut_{arm}_{kind}"] = ((1 / 3) if cut == (arm, kind) else 0.0, 0.5)
     m = _m(**vals)
+    for d in gaps:                                                      # a bound: one number, no interval
+        m[f"update_bound_best_fixed_{d}"] = {"mean": bound, "ci95": float("nan"), "n": 1}
     for arm, acc in (("scan", calib_scan), ("spen", calib_spen)):
         m[f"update_calib_acc_{arm}"] = {"mean": acc, "ci95": float("nan"), "n": 1}
         m[f"update_calib_learned_{arm}"] = {"mean": 1.0 if acc > 0.2 else 0.0, "ci95": float("nan"), "n": 1}

@@ -133,7 +133,7 @@ CLAIMS = Claims((
           "fixed-decay bank of equal state (243 numbers, 1 to 243 fixed rates in 0.005-0.9, one-hot, dense or "
           "per-rate codes) and the same scan with time-invariant rates (key update, noise 0.02 per number per step)",
           "beyond the paper (the paper's mechanism)", None, "07_update_recall", (), selection_keeps(),
-          gate=update_learnable(), prefixes=("update_acc_scan_", "update_acc_lti_scan_", "update_bound_best_fixed_"),
+          gate=update_learnable(), prefixes=("update_acc_scan_", "update_acc_lti_scan_"),
           figure="update_by_gap.png",
           shown=("update_acc_", "update_cut_", "update_calib_", "update_best_fixed_", "update_bound_", "update_bayes_",
                  "update_baseline_", "update_state_", "update_sigma"),
