@@ -90,6 +90,7 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
         "stop": {"check_every": 2, "patience": 1, "tol": 0.2}, "val_sequences": 8, "test_sequences": 16,
         "calibration_steps": 2, "bound_samples": 200, "bayes_samples": 20,
         "oracle": {"hidden": 8, "batch_size": 20, "max_steps": 4, "val_sequences": 16},
+        "oracle_stop": {"check_every": 2, "patience": 1, "tol": 0.2},
         "family": {"grid": 3, "draws": 20, "top": 2, "top_draws": 20, "final_draws": 50}, "workers": 1}),
 }
 _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language models

@@ -160,6 +160,7 @@ def settings_for(profile: str = "cpu", overrides: Mapping[str, Any] | None = Non
     if not s.gaps or min(s.gaps) < 0:
         raise ValueError(f"update_recall.gaps={list(s.gaps)}: must be a non-empty list of integers >= 0")
     s.stop.check_heldout(s.val_sequences * len(s.gaps), "update_recall's validation set (val_sequences x gaps)")
+    s.oracle_stop.check_heldout(s.oracle.val_sequences * len(s.gaps), "update_recall's oracle validation set")
     task(s)
     return s
 
@@ -337,9 +338,8 @@ def _bayes_draws(s: Settings, gap: int, sigma: float) -> tuple:
     return y, b, task(s), mu, var
 
 
-RUN_COST = {"gru": 200, "lti_scan": 110, "scan": 110, "spen": 120, "transformer": 120, ORACLE: 60, "bound": 2,
-            "family": 40, "calibration": 20}
-"""CPU seconds of a job at the cpu profile, about (measured on the shared machine; only the order matters)."""
+RUN_COST = {"gru": 180, "lti_scan": 140, "scan": 110, "spen": 80, "transformer": 180, ORACLE: 20, "bound": 1,
+            "family": 45, "calibration": 35}  # CPU seconds of a job at cpu, about (`cpu_s`); only the order matters
 
 
 def jobs(s: Settings) -> list[tuple]:
