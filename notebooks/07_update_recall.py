@@ -120,9 +120,9 @@ task = ur.task(S)
 sns.set_theme(style="whitegrid")
 display(Markdown(
     f"Task: {S.n_keys} keys, {S.n_values} values ({task.vocab_size} token ids), {S.n_slots} pair slots, the query "
-    f"key bound {' or '.join(map(str, S.bindings))} times, gaps {list(S.gaps)}, the answer {count(S.delay, 'token')} after "
-    f"the query. Noise per state number per step: {list(S.sigmas)} (headline {S.sigma:g}). Models at the headline: "
-    f"{', '.join(UPDATE_STATES[m] for m in S.models)} on {len(S.seeds)} seeds; at the other noise levels: "
+    f"key bound {' or '.join(map(str, S.bindings))} times, gaps {list(S.gaps)}, the answer {count(S.delay, 'token')} "
+    f"after the query. Noise per state number per step: {list(S.sigmas)} (headline {S.sigma:g}). Models at the "
+    f"headline: {', '.join(UPDATE_STATES[m] for m in S.models)} on {len(S.seeds)} seeds; at the other noise levels: "
     f"{', '.join(UPDATE_STATES[m] for m in S.panel_models)} on {len(S.panel_seeds)} "
     f"seed{'s' if len(S.panel_seeds) != 1 else ''}. Validation every {S.stop.check_every} steps on "
     f"{S.val_sequences} sequences per gap; test: {S.test_sequences} fresh sequences per gap; {S.workers} worker "
@@ -152,10 +152,12 @@ spen_counts = "update_calib_learned_spen" in metrics and metrics["update_calib_l
 
 
 def panel_note(sigma):
-    """What the claim's gate says of a panel (its verdict at the headline), or ''."""
+    """What the claim's gate says of a panel (its verdict at the headline; elsewhere the gate with the
+    headline's calibration, which runs once, without noise), or ''."""
     if sigma == S.sigma:
         return verdict.reason if verdict.holds == "not informative at this budget" else ""
-    return claim.gate(summarise(ut.update_metrics(runs, base, S, ur.state_sizes(S), sigma))) or ""
+    calibration = {k: v for k, v in metrics.items() if k.startswith("update_calib_")}
+    return claim.gate(summarise({**ut.update_metrics(runs, base, S, ur.state_sizes(S), sigma), **calibration})) or ""
 
 
 def label(name):
