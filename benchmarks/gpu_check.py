@@ -233,7 +233,7 @@ def check_nccl(tmp: Path) -> list[dict]:
                  "unit": "", "passed": None}]
     out = tmp / "nccl.pt"
     mp.spawn(_nccl_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True)
-    res = torch.load(out)
+    res = torch.load(out, weights_only=True)  # data only, as every loader here
     return [{"check": "nccl", "item": "2 processes", "metric": k, "value": float(v), "unit": "", "passed": bool(v)}
             for k, v in res.items()]
 
