@@ -122,7 +122,7 @@ def test_outputs_stamp_every_file(tmp_path):
     out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
     out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
     manifest = json.loads((out.dir / "provenance.json").read_text())
-    assert set(manifest) == {"curve.png", "curve.pdf", "table1.csv", "table1.md"}
+    assert set(manifest) == {"curve.png", "curve.pdf", "figures.json", "table1.csv", "table1.md", "metrics.json"}
     stamp = manifest["curve.png"]
     assert stamp["profile"] == "cpu" and stamp["seeds"] == [0, 1] and stamp["parameters"] == {"lr": 0.1}
     assert stamp["source"] == "notebooks/99_demo.py" and stamp["git_commit"] == commit

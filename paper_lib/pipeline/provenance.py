@@ -169,7 +169,8 @@ def _update_json(path: Path, entries: Mapping[str, Any]) -> Path:
 
 
 def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
-    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256."""
+    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256 (every file
+    of a run's folder but ``provenance.json``; ``device_study.py publish`` checks them)."""
     return _update_json(Path(folder) / "provenance.json", {
         Path(p).name: {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in paths})
 
@@ -263,9 +264,9 @@ class Outputs:
             with atomic_path(path) as tmp:
                 fig.savefig(tmp, format=ext, dpi=FIGURE_DPI, bbox_inches="tight", metadata=meta)
             paths.append(path)
-        record(self._stage, paths, self.provenance())
         _update_json(self._stage / "figures.json",
                      {name: {"alt": alt, "title": title, **({"problems": problems} if problems else {})}})
+        record(self._stage, [*paths, self._stage / "figures.json"], self.provenance())
         return self.dir / paths[0].name
 
     def save_table(self, df, name: str, floatfmt: str = ".3f", index: bool = False) -> Path:
@@ -300,7 +301,7 @@ class Outputs:
                "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), **machine(), "metrics": summary}
         if note := get_profile(self.profile).note:
             doc["note"] = note
-        write_json(self._stage / "metrics.json", doc)
+        record(self._stage, [write_json(self._stage / "metrics.json", doc)], self.provenance())
         self.finish()
         return self.dir / "metrics.json"
 
