@@ -211,18 +211,18 @@ def _git_repo(root: Path) -> None:
 
 
 def test_the_stamp_names_the_commit_of_the_sources_and_refuses_a_dirty_tree(tmp_path):
-    from paper_lib.pipeline.provenance import git_commit
+    from paper_lib.pipeline.provenance import source_commit
 
     _git_repo(tmp_path)
-    sources = git_commit(tmp_path)
+    sources = source_commit(tmp_path)[0]
     assert len(sources) == 12 and not sources.endswith("-dirty")
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "f.csv").write_text("1\n")
     subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
     subprocess.run(["git", "commit", "-qm", "figures"], cwd=tmp_path, check=True)
-    assert git_commit(tmp_path) == sources  # committing results does not change the stamp
+    assert source_commit(tmp_path)[0] == sources  # committing results does not change the stamp
     (tmp_path / "paper_lib" / "m.py").write_text("x = 2\n")
-    assert git_commit(tmp_path) == sources + "-dirty"
+    assert source_commit(tmp_path)[0] == sources + "-dirty"
     with pytest.raises(ValueError) as err:
         Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path, publish=True)
     assert str(err.value).startswith(f"refusing to publish to figures/ from uncommitted sources (commit {sources}-dirty")

@@ -64,10 +64,7 @@ def start_timeout(value: float | None = None) -> float:
 @contextlib.contextmanager
 def quiet_start_errors() -> Iterator[None]:
     """Within the block, papermill's logger leaves out nbclient's kernel-start error (the runner's line says it)."""
-    def quiet(record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Error occurred while starting new kernel client")
-
-    log = logging.getLogger("papermill")
+    log, quiet = logging.getLogger("papermill"), lambda r: not str(r.msg).startswith("Error occurred while starting")
     log.addFilter(quiet)
     try:
         yield

@@ -1,12 +1,13 @@
-"""The notebook kernel as the runner starts and watches it: its environment (:func:`kernel_env`), and how
-it ended (:func:`watched_kernel_manager`, :func:`describe_exit`: the OOM killer's SIGKILL or a segfault in
-words instead of nbclient's ``DeadKernelError`` traceback). Our design: the paper is silent."""
+"""The notebook kernel as the runner starts and watches it: its environment (:func:`kernel_env`), its text progress
+bars (:func:`load_ipython_extension`), and how it ended (:func:`watched_kernel_manager`, :func:`describe_exit`: the
+OOM killer's SIGKILL or a segfault in words instead of nbclient's ``DeadKernelError`` traceback). Our design."""
 from __future__ import annotations
 
 import contextlib
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -69,3 +70,11 @@ def describe_exit(status: int | None) -> str:
     name = {s.value: s.name for s in signal.Signals}.get(-status, "unknown signal")
     hint = "; out of memory?" if -status == signal.SIGKILL else ", a crash in native code"
     return f"killed by signal {-status} ({name}){hint}"
+
+
+def load_ipython_extension(ipython) -> None:
+    """IPython's hook as the runner starts a kernel: ``tqdm.auto`` draws text bars on stderr, which the runner streams,
+    not ipywidgets bars that a terminal cannot show (kept as ``HBox(...)``); JupyterLab still draws widget bars."""
+    import tqdm.std
+
+    sys.modules["tqdm.autonotebook"] = tqdm.std  # tqdm.auto takes its class from tqdm.autonotebook

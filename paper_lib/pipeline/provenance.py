@@ -55,11 +55,6 @@ def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
     return last[:12] + ("-dirty" if dirty else ""), None
 
 
-def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit that identifies the sources (:func:`source_commit`), or ``"unknown"``."""
-    return source_commit(root)[0]
-
-
 def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
     """The commit time (Unix seconds) of :func:`git_commit`'s commit, or ``None`` outside git."""
     try:
@@ -323,8 +318,5 @@ class Outputs:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc_type is None:
-            self.finish()
-        else:
-            self.discard()
+        self.finish() if exc_type is None else self.discard()  # a run that raised leaves ``dir`` as it was
         return False

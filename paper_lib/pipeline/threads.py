@@ -25,14 +25,6 @@ _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 _LIMITER = None  # the threadpoolctl limiter, kept alive so its limits hold
 
 
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
-
-
 JOB_THREADS = 1
 """Threads of each job of :func:`paper_lib.pipeline.parallel.parallel_map`, whatever its ``workers``."""
 
