@@ -43,6 +43,7 @@ def project(tmp_path) -> Path:
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
+    shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     (tmp_path / "venv" / ".installed").touch()
     return tmp_path

@@ -39,6 +39,7 @@ def project(tmp_path) -> Path:
     (tmp_path / "notebooks" / "00_demo.py").write_text(DEMO, encoding="utf-8")
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
     python.write_text(FAKE_PYTHON, encoding="utf-8")
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     (tmp_path / "venv" / ".installed").touch()

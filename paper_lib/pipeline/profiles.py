@@ -2,11 +2,15 @@
 full study on a 2-core laptop), ``paper`` (the paper's scale, for a GPU node) and ``gpu`` (ours: notebooks 03 and
 04's language models sized for one GPU). Other modules ask the record (:func:`get_profile`), never the name;
 what a profile changes in the settings is :data:`paper_lib.profile_settings.PROFILE_SETTINGS`. Standard library
-only: ``make`` checks a profile name with the plain ``python3`` before anything is installed.
+only, parsed by Python 3.6 too: ``make`` checks a profile name (and the Python) with the plain ``python3`` first.
 """
-from __future__ import annotations
+import sys
 
-from dataclasses import dataclass
+if sys.version_info < (3, 10):
+    sys.exit("error: %s is Python %d.%d.%d; the project needs Python 3.10 or newer: choose another with "
+             "`make venv PYTHON=python3.11` (any python3.10+)" % ((sys.executable,) + tuple(sys.version_info[:3])))
+
+from dataclasses import dataclass  # after the version check
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,6 @@ def check_profile(profile: str) -> str:
 
 
 if __name__ == "__main__":  # `python -m paper_lib.pipeline.profiles NAME`: validate a profile name
-    import sys
-
     try:
         check_profile(sys.argv[1] if len(sys.argv) > 1 else "")
     except ValueError as err:
