@@ -91,11 +91,10 @@ $(STALE:%=build/executed/$(PROFILE)/%.ipynb): FORCE
 # --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
 # HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
 # benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
-# The record is kept only once the run succeeded (a failed or interrupted run leaves the old one).
+# --record: the record is kept only once the run succeeded (a failed or interrupted run leaves the old
+# one), and the run holds <notebook>.lock meanwhile: a second make in this clone names it and waits.
 build/executed/$(PROFILE)/%.ipynb: | venv
-	@$(PYTHON) -m paper_lib.pipeline.deps --record notebooks/$*.py $(@:.ipynb=.inputs).new
-	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish
-	@mv -f $(@:.ipynb=.inputs).new $(@:.ipynb=.inputs)
+	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish --record $(@:.ipynb=.inputs)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
