@@ -133,6 +133,11 @@ def test_outputs_stamp_every_file(tmp_path):
     metrics = json.loads((out.dir / "metrics.json").read_text())
     assert metrics["metrics"]["acc"]["mean"] == pytest.approx(0.6) and metrics["metrics"]["acc"]["n"] == 2
     assert "date" not in metrics and "note" not in metrics
+    import torch  # the libraries the numbers depend on, beside the processor and the threads, in every stamp
+
+    assert metrics["versions"]["torch"] == torch.__version__ and metrics["versions"]["blas"]
+    assert {"cpu", "threads"} <= set(metrics) and all(s["versions"] == metrics["versions"] for s in manifest.values())
+    assert b'"scikit-learn": ' in png.read_bytes()
 
 
 def test_a_run_that_does_not_publish_writes_under_build(tmp_path, monkeypatch):

@@ -4,8 +4,8 @@ A run writes to ``figures/<notebook>/`` only when ``make`` publishes from a clea
 ``build/<profile>/figures/<notebook>/``, through a staging folder swapped in once the run is complete.
 Every output is stamped with what identifies the result and no date. ``metrics.json`` has the form
 
-    {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "threads": n, "cpu": ..., "cpu_capability": ..., "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+    {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...], "threads": n,
+     "cpu": ..., "cpu_capability": ..., "versions": {"torch": ..., "blas": ...}, "metrics": {NAME: {"mean": x, ...}}}
 
 plus the profile's ``"note"`` at a profile whose runs prove nothing. Our design: the paper is silent.
 """
@@ -215,9 +215,10 @@ class Outputs:
 
     def provenance(self) -> dict[str, Any]:
         """The stamp written beside every output: what identifies the result (``threads``: this
-        process's torch thread count), and no date."""
+        process's torch thread count; ``versions``: :func:`~paper_lib.pipeline.threads.machine`'s), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
-                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
+                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use(),
+                 "versions": machine()["versions"]}
         if note := get_profile(self.profile).note:
             stamp["note"] = note
         return stamp

@@ -310,10 +310,10 @@ def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> Non
     p, stage = run.plan, run.stage
     if p.publish:
         html = render_html(done, stage / f"{p.name}.html", p.name, figures_json=stage / "figures.json")
-        metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
-        threads = json.loads(metrics.read_text(encoding="utf-8")).get("threads") if metrics.is_file() else None
+        metrics = stage / "metrics.json"  # the kernel's thread count and versions, as its outputs are stamped
+        kernel = json.loads(metrics.read_text(encoding="utf-8")) if metrics.is_file() else {}
         record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": p.profile, "parameters": parameters,
-                               "git_commit": commit, **({"threads": threads} if threads else {})})
+                               "git_commit": commit, **{k: kernel[k] for k in ("threads", "versions") if k in kernel}})
     replace_dir(stage, p.outputs)
     run.phase = "published"
     with atomic_path(p.executed) as tmp:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import importlib.util
 import os
 import sys
+from pathlib import Path
 from typing import Iterator
 
 from .profiles import PROFILES
@@ -62,19 +65,30 @@ def threads_in_use() -> int:
     return torch.get_num_threads()
 
 
-def machine() -> dict[str, str]:
-    """The processor, for the stamps: ``cpu`` (the OS's model name) and ``cpu_capability`` (torch's kernel
-    dispatch level); bit-identical results need the same kind of machine at equal thread counts."""
+@functools.cache
+def machine() -> dict:
+    """What the numbers depend on besides the code and the threads, for the stamps: ``cpu`` (the OS's model name),
+    ``cpu_capability`` (torch's kernel dispatch level) and ``versions``: torch, numpy, scipy, scikit-learn and pandas
+    as installed, and ``blas``, each BLAS loaded once numpy's and scipy's are (threadpoolctl's library, version and
+    owner; torch's is part of its build). Bit-identical results need the same of each at equal thread counts."""
     import platform
+    from importlib import metadata
 
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS beside numpy's)
     import torch
+    from threadpoolctl import threadpool_info
 
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         cpu = ""
-    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    versions = {n: metadata.version(n) for n in ("torch", "numpy", "scipy", "scikit-learn", "pandas")
+                if importlib.util.find_spec(n.replace("scikit-learn", "sklearn"))}
+    blas = {f"{p['internal_api']} {p['version']} ({Path(p['filepath']).parent.name.removesuffix('.libs')})"
+            for p in threadpool_info() if p["user_api"] == "blas"}
+    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability":
+            torch.backends.cpu.get_cpu_capability(), "versions": {**versions, "blas": "; ".join(sorted(blas))}}
 
 
 def tune_allocator() -> bool:
