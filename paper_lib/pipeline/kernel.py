@@ -39,13 +39,18 @@ def kernel_env(root: Path, run: dict[str, Any], run_env: str, epoch: int | None)
 
 def watched_kernel_manager():
     """A new ``AsyncKernelManager`` subclass (nbclient's ``kernel_manager_class``) whose ``processes`` collects
-    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read."""
+    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read. Where pyzmq has
+    CurveZMQ and the kernelspec declares it (ipykernel 7), the kernel gets keys: its sockets are encrypted and it
+    no longer warns at every start that they are not (jupyter_client's ``transport_encryption``)."""
+    import zmq
     from jupyter_client.manager import AsyncKernelManager
 
     class WatchedKernelManager(AsyncKernelManager):
         processes: list = []
 
         async def start_kernel(self, **kw):  # noqa: D102 (jupyter_client's)
+            if zmq.has("curve") and self.has_trait("transport_encryption"):
+                kw.setdefault("transport_encryption", "auto")
             await super().start_kernel(**kw)
             if (process := getattr(self.provisioner, "process", None)) is not None:
                 type(self).processes.append(process)
