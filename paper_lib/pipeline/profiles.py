@@ -13,6 +13,14 @@ if sys.version_info < (3, 10):
 from dataclasses import dataclass  # after the version check
 
 
+class SettingError(ValueError):
+    """A wrong profile, setting or notebook parameter, in one line: also in Jupyter and plain papermill, where
+    IPython shows what ``_render_traceback_`` returns instead of the traceback (our design)."""
+
+    def _render_traceback_(self) -> list:
+        return ["%s: %s" % (type(self).__name__, self)]
+
+
 @dataclass(frozen=True)
 class Profile:
     """One run profile (our design: the paper is silent).
@@ -61,9 +69,10 @@ PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 
 def get_profile(profile: str) -> Profile:
-    """The record of ``profile``. Raises ValueError: one line naming the unknown profile and the allowed ones."""
+    """The record of ``profile``. Raises SettingError (a ValueError): one line naming the unknown profile and the
+    allowed ones."""
     if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
+        raise SettingError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
     return PROFILES[profile]
 
 
