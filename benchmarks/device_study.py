@@ -287,9 +287,14 @@ def headline(name: str, out: Path) -> list[str]:
             for key in HEADLINE.get(name, ()) if (m := metrics.get(key)) and m.get("mean") is not None]
 
 
+def _now() -> float:
+    """The time guard's clock (seconds): what the budget is counted on."""
+    return time.monotonic()
+
+
 def gpu_check_step(out: Path, env: dict, t_end: float) -> dict:
     """Run ``gpu_check.py`` within :data:`GPU_CHECK_S` (and the budget); its CSV lands in ``out``."""
-    left = min(GPU_CHECK_S, t_end - time.monotonic() - RESERVE_S)
+    left = min(GPU_CHECK_S, t_end - _now() - RESERVE_S)
     status, wall = run_step([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--budget-s",
                              str(max(1, int(left * 0.6)))], out / "gpu_check.log", left, env)
     for csv in (ROOT / "build").glob("*/figures/bench/gpu_check.csv"):
@@ -318,7 +323,7 @@ def write_pack(out: Path, pack: Path) -> None:
 def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, overrides: dict | None = None,
         pack: Path | None = None) -> int:
     """The device side (see the module docstring); returns the exit status."""
-    t_end = time.monotonic() + budget_s
+    t_end = _now() + budget_s
     try:
         record = check_sources(out)
     except (FileNotFoundError, ValueError) as err:
@@ -348,7 +353,7 @@ def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, o
     steps = [gpu_check_step(out, env, t_end) if cuda and not skip_gpu_check else
              {"step": "gpu_check", "status": "skipped (no CUDA device)" if not cuda else "skipped", "wall_s": 0}]
     for name in record["notebooks"]:
-        left = t_end - time.monotonic() - RESERVE_S
+        left = t_end - _now() - RESERVE_S
         if left <= 0:
             steps.append({"step": name, "status": "not started: the time budget is spent", "wall_s": 0})
             continue

@@ -48,7 +48,8 @@ def children_cpu_s() -> float:
 def run_timed(cmd: list[str], env: dict | None = None) -> tuple[int, float, float, float, list[int]]:
     """Run ``cmd`` to its end, whatever signals arrive meanwhile; return ``(exit status, wall seconds,
     CPU seconds, 1-minute load at start, the signals that arrived)``. SIGTERM and SIGHUP are passed on
-    to ``cmd``; SIGINT is not (a Ctrl-C reaches the whole process group), and nothing kills it."""
+    to ``cmd``; SIGINT is not (a Ctrl-C reaches the whole process group), and nothing kills it. A signal
+    this process was started ignoring stays ignored, and so does ``cmd``, which inherits that."""
     load = os.getloadavg()[0]
     cpu0, t0 = children_cpu_s(), time.perf_counter()
     proc, got = subprocess.Popen(cmd, env=env), []
@@ -58,8 +59,8 @@ def run_timed(cmd: list[str], env: dict | None = None) -> tuple[int, float, floa
         if signum != signal.SIGINT and proc.poll() is None:
             proc.send_signal(signum)
 
-    caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    old = {s: signal.signal(s, forward) for s in caught}
+    caught = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    old = {s: signal.signal(s, forward) for s in caught}  # one it was started ignoring (nohup's SIGHUP): ignored
     try:
         rc = proc.wait()
     finally:

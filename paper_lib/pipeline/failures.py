@@ -34,7 +34,8 @@ def signal_of(err: BaseException) -> int:
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`."""
+    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`; one this process
+    was started ignoring stays ignored (SIGHUP under ``nohup``), as Python leaves an ignored SIGINT."""
     if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -42,7 +43,8 @@ def signals_interrupt() -> Iterator[None]:
     def handler(signum, _frame):
         raise Interrupted(signum)
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    taken = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    old = {s: signal.signal(s, handler) for s in taken}
     try:
         yield
     finally:
