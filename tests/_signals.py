@@ -9,7 +9,8 @@ from __future__ import annotations
 import signal
 import sys
 
-_EXEC = ("import os, signal, sys; [signal.signal(int(s), int(h)) for s, h in zip(*[iter(sys.argv[1].split(','))] * 2)]; "
+_EXEC = ("import os, signal, sys; "
+         "[signal.signal(int(s), int(h)) for s, h in zip(*[iter(sys.argv[1].split(','))] * 2)]; "
          "os.execv(sys.argv[2], sys.argv[2:])")
 
 

@@ -122,3 +122,25 @@ def test_a_half_copied_archive_is_one_line_and_nothing_is_published(study, tmp_p
     assert err.count("\n") == 1 and err.startswith(f"device-publish: cannot read {pack} (") and "Traceback" not in err
     assert "a truncated or half-copied archive? copy it from the device again; nothing was published" in err
     assert not (tmp_path / "checkout").exists()
+
+
+def test_the_report_never_reads_a_metrics_json_edited_after_its_run(tmp_path):
+    """The same kind in the report: a verdict is computed from ``metrics.json``, so one that differs from the
+    sha256 its folder's ``provenance.json`` records is one ``ValueError`` line, not a report of its numbers."""
+    from paper_lib.claims.registry import CLAIMS
+    from paper_lib.pipeline.report import write_report
+
+    with provenance.Outputs("05_associative_recall", "smoke", {}, seeds=[0], root=tmp_path) as o:
+        o.write_metrics({"recall_acc_spen_8": [0.25], "recall_acc_transformer_8": [0.99]})
+    report = write_report("smoke", CLAIMS, root=tmp_path, out=tmp_path / "REPORT.md")
+    assert "0.25 (no interval)" in report.read_text(encoding="utf-8")
+    metrics = o.dir / "metrics.json"
+    doc = json.loads(metrics.read_text(encoding="utf-8"))
+    doc["metrics"]["recall_acc_spen_8"]["mean"] = 2.5
+    metrics.write_text(json.dumps(doc), encoding="utf-8")
+    before = report.read_bytes()
+    with pytest.raises(ValueError) as err:
+        write_report("smoke", CLAIMS, root=tmp_path, out=report)
+    assert str(err.value) == (f"{metrics} differs from the sha256 its provenance.json records (edited or damaged); "
+                              "rerun it")
+    assert report.read_bytes() == before

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _signals import with_signals
 from test_site import make_executed
 
 from paper_lib.claims.registry import CLAIMS, HEADLINE, PAPER_SUMMARY
@@ -112,8 +113,6 @@ site.build = functools.partial(site.build, root=pathlib.Path({root!r}), executed
 from paper_lib.claims.__main__ import main
 sys.exit(main(["site", "--profile", "cpu", "--out", {docs!r}]))
 '''
-# Started with SIGINT at its default disposition (as from a terminal), whatever this test's caller left it at.
-DEFAULT_SIGINT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
 
 
 def test_ctrl_c_during_the_build_is_one_line_and_leaves_the_previous_site(fixture):
@@ -126,7 +125,7 @@ def test_ctrl_c_during_the_build_is_one_line_and_leaves_the_previous_site(fixtur
     code = INTERRUPTED.format(started=str(started), root=str(root), executed=str(executed), figures=str(figures),
                               docs=str(docs))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
-    proc = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT, sys.executable, "-c", code], cwd=root, env=env,
+    proc = subprocess.Popen(with_signals([sys.executable, "-c", code]), cwd=root, env=env,  # SIGINT as from a terminal
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", start_new_session=True)
     try:
         for _ in range(6000):           # until the build is under way (or ended early); the bound only ends a hang

@@ -34,8 +34,7 @@ def signal_of(err: BaseException) -> int:
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`; one this process
-    was started ignoring stays ignored (SIGHUP under ``nohup``), as Python leaves an ignored SIGINT."""
+    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`, unless ignored (nohup)."""
     if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -39,9 +39,8 @@ def kernel_env(root: Path, run: dict[str, Any], run_env: str, epoch: int | None)
 
 def watched_kernel_manager():
     """A new ``AsyncKernelManager`` subclass (nbclient's ``kernel_manager_class``) whose ``processes`` collects
-    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read. Where pyzmq has
-    CurveZMQ and the kernelspec declares it (ipykernel 7), the kernel gets keys: its sockets are encrypted and it
-    no longer warns at every start that they are not (jupyter_client's ``transport_encryption``)."""
+    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read; its kernels get
+    CurveZMQ keys where pyzmq and the kernelspec allow (encrypted sockets: ipykernel then does not warn)."""
     import zmq
     from jupyter_client.manager import AsyncKernelManager
 

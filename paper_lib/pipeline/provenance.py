@@ -164,8 +164,7 @@ def _update_json(path: Path, entries: Mapping[str, Any]) -> Path:
 
 
 def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
-    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256 (every file
-    of a run's folder but ``provenance.json``; ``device_study.py publish`` checks them)."""
+    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256 (checked)."""
     return _update_json(Path(folder) / "provenance.json", {
         Path(p).name: {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in paths})
 

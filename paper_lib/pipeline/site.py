@@ -349,9 +349,8 @@ def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
 
 
 def foreign(site: Path, made: Path) -> list[str]:
-    """The names in the folder ``site`` that no build made, which a rebuild keeps (``CNAME``, a search engine's
-    verification page, ``docs/gpu/``): not in the new build ``made``, not Sphinx's (a ``_`` folder, ``.buildinfo``,
-    a page that sets ``DOCUMENTATION_OPTIONS``), not a staging or replaced folder. Our design."""
+    """The names in ``site`` that no build made (``CNAME``, ``docs/gpu/``): not in the new build ``made``, not Sphinx's
+    (a ``_`` folder, ``.buildinfo``, a page setting ``DOCUMENTATION_OPTIONS``), not a staging folder. Our design."""
     def built(p: Path) -> bool:
         text = p.read_text(encoding="utf-8", errors="replace") if p.suffix == ".html" and p.is_file() else ""
         return "DOCUMENTATION_OPTIONS" in text or (made / p.name).exists() or p.name.startswith("_") or \
@@ -376,11 +375,10 @@ def render_book(staging: Path, out: Path) -> Path:
 def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None,
           executed: Path | None = None, figures: Path | None = None, headline: tuple[str, str] | None = None,
           summary: str = "") -> Path:
-    """Build the site of ``profile`` for ``claims`` from ``executed`` (default ``build/executed/<profile>``, the
-    notebooks in ``root/notebooks`` now) and ``figures`` (default the profile's), replace ``out`` (default
-    :func:`site_dir`) with it, carrying over what no build made (:func:`foreign`, named in one line), and return
-    ``out``; one that stops leaves ``out`` as it was and nothing of its own. ``headline``: ``(notebook, figure
-    stem)`` of the landing page's figure; ``summary``: the paper's claims in words.
+    """Build the site of ``profile`` for ``claims`` from ``executed`` (default ``build/executed/<profile>``, those
+    in ``root/notebooks`` now) and ``figures`` (default the profile's), replace ``out`` (default :func:`site_dir`)
+    with it, keeping what no build made (:func:`foreign`, named in one line), and return ``out`` (a build that stops
+    leaves it as it was); ``headline``: ``(notebook, figure stem)`` of the landing figure; ``summary``: in words.
 
     Raises:
         ValueError: unknown profile.

@@ -67,10 +67,9 @@ def threads_in_use() -> int:
 
 @functools.cache
 def machine() -> dict:
-    """What the numbers depend on besides the code and the threads, for the stamps: ``cpu`` (the OS's model name),
-    ``cpu_capability`` (torch's kernel dispatch level) and ``versions``: torch, numpy, scipy, scikit-learn and pandas
-    as installed, and ``blas``, each BLAS loaded once numpy's and scipy's are (threadpoolctl's library, version and
-    owner; torch's is part of its build). Bit-identical results need the same of each at equal thread counts."""
+    """For the stamps, what the numbers depend on besides the code and threads: ``cpu`` (the model), ``cpu_capability``
+    (torch's dispatch level), ``versions`` of torch, numpy, scipy, scikit-learn, pandas and ``blas``: each BLAS loaded
+    with numpy's and scipy's (threadpoolctl's library, version, owner; torch's is in its build)."""
     import platform
     from importlib import metadata
 
