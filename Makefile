@@ -7,6 +7,9 @@ PYTHON ?= python3
 # CUDA torch in $(PYTHON)'s environment is inherited (the venv then sees system packages).
 TORCH_SPEC ?= torch==2.13.0
 PY := $(VENV)/bin/python
+# The exact version of every dependency (and of theirs; torch apart, as above), for the Python that `make lock`
+# resolved them with: every install goes through it. `make lock` remakes it from a fresh resolve.
+CONSTRAINTS ?= constraints.txt
 
 # The profile is checked first, before anything is installed or run, with the plain python3:
 # paper_lib/pipeline/profiles.py needs only the standard library and is the one list of names.
@@ -18,7 +21,7 @@ endif
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 EXECUTED := $(NOTEBOOKS:%=build/executed/$(PROFILE)/%.ipynb)
 
-.PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check device-prepare device-study device-publish venv lab check-profile report lint clean help $(NOTEBOOKS)
+.PHONY: all site test-browser test test-fast test-slow test-dispatch bench bench-contention gpu-check device-prepare device-study device-publish venv lock lab check-profile report lint clean help $(NOTEBOOKS)
 .DELETE_ON_ERROR:
 
 all: $(EXECUTED) report site  ## rebuild every notebook's tables and figures, the report and the site, at PROFILE (default cpu)
@@ -27,17 +30,45 @@ help:  ## this list
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/'
 	@echo "one notebook: make NAME [PROFILE=smoke|cpu|paper|gpu], NAME in: $(NOTEBOOKS)"
 
-$(VENV)/.installed: pyproject.toml
+# A venv that an older Python than 3.10 made (or whose Python no longer runs) is made again with $(PYTHON);
+# $(PYTHON) itself was checked with the profile, above.
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
+	@if [ -e $(PY) -o -L $(PY) ] && ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then \
+	  if [ ! -f $(VENV)/pyvenv.cfg ]; then echo "$(VENV) has a Python older than 3.10 (or one that does not run) and \
+	is no venv to replace: point VENV= at one with Python 3.10+"; exit 2; fi; \
+	  echo "$(VENV) was made by $$($(PY) -V 2>&1 || echo a Python that no longer runs), older than 3.10: made again \
+	with $$($(PYTHON) -V 2>&1)"; rm -rf $(VENV); fi
 	@if [ ! -x $(PY) ]; then \
 	  if $(PYTHON) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then \
 	    echo "CUDA torch found in $(PYTHON): the venv inherits it"; $(PYTHON) -m venv --system-site-packages $(VENV); \
 	  else $(PYTHON) -m venv $(VENV); fi; fi
+	@v=$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	  grep -q "python_version == \"$$v\"" $(CONSTRAINTS) || echo "note: $(CONSTRAINTS) pins no version for \
+	Python $$v: they are resolved within pyproject.toml's ranges (make lock pins them)"
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[dev]"
 	@touch $@
 
-venv: $(VENV)/.installed  ## create .venv and install paper_lib with its dependencies
+venv: $(VENV)/.installed  ## create .venv and install paper_lib and its dependencies at constraints.txt's versions
+
+# Every dependency pip resolves for pyproject.toml now (every extra), pinned exactly, in a scratch venv of
+# $(PYTHON) with $(TORCH_SPEC); torch and what only torch needs (sympy, mpmath, networkx, triton, nvidia-*)
+# stay unpinned, so that a CUDA torch already installed is kept.
+LOCK_VENV := build/lock-venv
+lock:  ## remake constraints.txt: the newest versions pyproject.toml allows, resolved afresh and pinned
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install -q "$(TORCH_SPEC)"
+	$(LOCK_VENV)/bin/python -m pip install -q -e ".[dev,notebook,site,browser]"
+	@v=$$($(LOCK_VENV)/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	{ echo "# Made by \`make lock\` ($$($(LOCK_VENV)/bin/python -V), $$(uname -sm)): pyproject.toml's dependencies and"; \
+	  echo "# extras, exact; torch is the Makefile's TORCH_SPEC, or the CUDA torch installed. Do not edit: make lock."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable \
+	  | grep -viE '^((torch|triton|sympy|mpmath|networkx)==|nvidia-)' | sed "s/\$$/ ; python_version == \"$$v\"/"; \
+	} > $(CONSTRAINTS).new
+	mv -f $(CONSTRAINTS).new $(CONSTRAINTS)
+	rm -rf $(LOCK_VENV)
 
 check-profile:  ## check PROFILE (every target does, before it installs anything)
 	@:
@@ -50,7 +81,7 @@ check-profile:  ## check PROFILE (every target does, before it installs anything
 # never run) are remade. So a file copied in with an old date (cp -p, rsync -a, tar, unzip) or
 # edited after a clock change reruns, a source saved while make ran it reruns next time, and one
 # rewritten with the same bytes (Jupyter saving a notebook that was only opened) reruns nothing.
-ifneq ($(filter-out clean help venv lint lab check-profile test test-fast test-slow test-browser bench bench-contention gpu-check device-prepare device-study device-publish,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help venv lock lint lab check-profile test test-fast test-slow test-browser bench bench-contention gpu-check device-prepare device-study device-publish,$(or $(MAKECMDGOALS),all)),)
 STALE := $(shell $(PYTHON) -m paper_lib.pipeline.deps --stale build/executed/$(PROFILE) $(NOTEBOOKS:%=notebooks/%.py))
 endif
 .PHONY: FORCE
@@ -60,11 +91,10 @@ $(STALE:%=build/executed/$(PROFILE)/%.ipynb): FORCE
 # --publish: outputs go to figures/<notebook>/ (never at smoke) with the executed notebook as
 # HTML, only from committed sources; any other run of a notebook writes under build/<profile>/.
 # benchmarks/timed.py appends notebook, profile, wall_s, cpu_s, threads, load_avg to build/timing.csv.
-# The record is kept only once the run succeeded (a failed or interrupted run leaves the old one).
+# --record: the record is kept only once the run succeeded (a failed or interrupted run leaves the old
+# one), and the run holds <notebook>.lock meanwhile: a second make in this clone names it and waits.
 build/executed/$(PROFILE)/%.ipynb: | venv
-	@$(PYTHON) -m paper_lib.pipeline.deps --record notebooks/$*.py $(@:.ipynb=.inputs).new
-	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish
-	@mv -f $(@:.ipynb=.inputs).new $(@:.ipynb=.inputs)
+	$(PY) benchmarks/timed.py notebooks/$*.py --profile $(PROFILE) --publish --record $(@:.ipynb=.inputs)
 
 $(NOTEBOOKS): %: build/executed/$(PROFILE)/%.ipynb  ## e.g. `make 01_grammar_probe`
 
@@ -74,7 +104,7 @@ report: $(EXECUTED) | venv  ## figures/REPORT.md from every notebook's metrics.j
 # The static site (Jupyter Book 1.x, the `site` extra): docs/ at cpu and paper (served as pages),
 # build/smoke/docs/ at smoke; built beside the old one and swapped in by one rename.
 $(VENV)/.site-extra: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install -q -e ".[dev,site]"
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[dev,site]"
 	@touch $@
 
 site: $(EXECUTED) report $(VENV)/.site-extra  ## docs/index.html: the findings, the results table and one page per notebook
@@ -88,7 +118,7 @@ test-browser: $(VENV)/.site-extra  ## the site, built from a fixture, in headles
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || \
 	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; \
 	  else echo "test-browser: no /usr/bin/chromium and not root to install it (apt-get install chromium)"; fi; fi
-	$(PY) -m pip install -q -e ".[dev,site,browser]"
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[dev,site,browser]"
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site_browser.py
 
 # JupyterLab with the notebook extra, on lab/: git-ignored copies of notebooks/*.py, made when
@@ -103,7 +133,7 @@ LAB_ARGS ?=
 LAB_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
 $(VENV)/.notebook-extra: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install -q -e ".[dev,notebook]"
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[dev,notebook]"
 	@touch $@
 
 lab: $(VENV)/.notebook-extra  ## JupyterLab on lab/, git-ignored copies of notebooks/ to tweak (installs the notebook extra)

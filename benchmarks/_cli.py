@@ -1,4 +1,4 @@
-"""Shared command-line pieces of the benchmarks: one-line argument errors, positive integers."""
+"""Shared command-line pieces of the benchmarks: one-line argument errors, positive integers, missing packages."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +10,18 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def lacking(prog: str, needs: tuple[str, ...]) -> str | None:
+    """One line naming the packages of ``needs`` (import names) that this Python lacks, for ``prog``; None if
+    it has them all. Asked before they are imported, so that a lent device's Python without one gets this
+    line instead of a ``ModuleNotFoundError`` traceback."""
+    import importlib.util
+
+    if missing := [m for m in needs if importlib.util.find_spec(m) is None]:
+        return (f"{prog}: this Python ({sys.executable}) lacks {', '.join(missing)}; it needs {', '.join(needs)} "
+                "(install them, or carry a folder holding them on PYTHONPATH)")
+    return None
 
 
 def positive(text: str) -> int:

@@ -20,10 +20,12 @@ Three steps, two machines (our design: the paper is silent):
    ``$OUT`` brings back). Exit status: 0 every step finished, 1 a step failed or was stopped, 2 a
    one-line error before anything ran (sources differ from the record, no ``SOURCES.json``).
 3. ``publish DIR_OR_TAR`` (the CPU machine again; ``make device-publish RUN=...``): checks the run
-   was made from the current, clean sources' commit, copies its notebooks' outputs to
+   was made from the current, clean sources' commit and that every file is the one its stamp records
+   (sha256, :func:`unverified`), then copies its notebooks' outputs to
    ``figures/gpu/<notebook>/`` (and ``gpu_check.csv`` to ``figures/gpu/bench/``) and writes
    ``figures/gpu/REPORT.md`` (``python -m paper_lib.claims report --profile gpu``). A run from
-   another commit is refused in one line (exit status 2).
+   another commit, an edited, missing or unrecorded file, or an archive that cannot be read is refused
+   in one line (exit status 2), and nothing is published.
 
 ``--profile smoke --device cpu`` runs the same three steps at a tiny size on a CPU (the tests).
 """
@@ -40,6 +42,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -284,9 +287,14 @@ def headline(name: str, out: Path) -> list[str]:
             for key in HEADLINE.get(name, ()) if (m := metrics.get(key)) and m.get("mean") is not None]
 
 
+def _now() -> float:
+    """The time guard's clock (seconds): what the budget is counted on."""
+    return time.monotonic()
+
+
 def gpu_check_step(out: Path, env: dict, t_end: float) -> dict:
     """Run ``gpu_check.py`` within :data:`GPU_CHECK_S` (and the budget); its CSV lands in ``out``."""
-    left = min(GPU_CHECK_S, t_end - time.monotonic() - RESERVE_S)
+    left = min(GPU_CHECK_S, t_end - _now() - RESERVE_S)
     status, wall = run_step([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--budget-s",
                              str(max(1, int(left * 0.6)))], out / "gpu_check.log", left, env)
     for csv in (ROOT / "build").glob("*/figures/bench/gpu_check.csv"):
@@ -315,7 +323,7 @@ def write_pack(out: Path, pack: Path) -> None:
 def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, overrides: dict | None = None,
         pack: Path | None = None) -> int:
     """The device side (see the module docstring); returns the exit status."""
-    t_end = time.monotonic() + budget_s
+    t_end = _now() + budget_s
     try:
         record = check_sources(out)
     except (FileNotFoundError, ValueError) as err:
@@ -345,14 +353,15 @@ def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, o
     steps = [gpu_check_step(out, env, t_end) if cuda and not skip_gpu_check else
              {"step": "gpu_check", "status": "skipped (no CUDA device)" if not cuda else "skipped", "wall_s": 0}]
     for name in record["notebooks"]:
-        left = t_end - time.monotonic() - RESERVE_S
+        left = t_end - _now() - RESERVE_S
         if left <= 0:
             steps.append({"step": name, "status": "not started: the time budget is spent", "wall_s": 0})
             continue
         status, wall = run_notebook(name, out, record, left, env, overrides or {})
         steps.append({"step": name, "status": status, "wall_s": round(wall, 1)})
     summary = {"git_commit": record["git_commit"], "profile": record["profile"], "device": where,
-               "torch": torch.__version__, "budget_s": budget_s, "steps": steps}
+               "torch": torch.__version__, "budget_s": budget_s, "steps": steps,
+               "files": {p.name: _sha256(p) for p in [out / "gpu_check.csv"] if p.is_file()}}
     write_json(out / "summary.json", summary)
     print_summary(summary, out)
     if pack is not None:
@@ -362,49 +371,95 @@ def run(out: Path, budget_s: float, device: str, skip_gpu_check: bool = False, o
 
 # --------------------------------------------------------------------------- publish (CPU side)
 
+def unverified(folder: Path, commit: str) -> str | None:
+    """Why the outputs of one notebook in a device run, ``folder``, cannot be published (None: they can): every
+    file but ``provenance.json`` must be recorded there with its sha256 and stamped ``commit``, ``metrics.json``
+    (whence every verdict) among them, and every recorded file must be there. Our design."""
+    if not folder.is_dir():
+        return f"figures/{folder.name}/ is missing, though summary.json says it finished"
+    try:
+        stamps = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        files = {p.name for p in folder.iterdir() if p.name != "provenance.json"}
+    except (OSError, ValueError) as err:
+        return f"{folder.name}/provenance.json cannot be read ({type(err).__name__})"
+    for name in sorted({"metrics.json"} | set(stamps) | files):
+        if name not in files:
+            return f"{folder.name}/{name} is missing"
+        if not isinstance(stamps.get(name), dict) or not (folder / name).is_file():
+            return f"{folder.name}/{name} is not recorded in its provenance.json"
+        if _sha256(folder / name) != stamps[name].get("sha256"):
+            return f"{folder.name}/{name} differs from the sha256 its provenance.json records (edited or damaged)"
+        if stamps[name].get("git_commit") != commit:
+            return f"{folder.name}/{name} is stamped {stamps[name].get('git_commit')}, not {commit}"
+    return None
+
+
+def _unpacked(source: Path, tmp: str) -> Path:
+    """The run's folder: ``source`` itself, or its ``--pack`` archive unpacked into ``tmp``.
+
+    Raises:
+        ValueError: the archive cannot be read (one line: a truncated or half-copied archive?)."""
+    if not source.is_file():
+        return source
+    try:
+        with tarfile.open(source) as tar:
+            tar.extractall(tmp, filter="data")
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
+        why = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"cannot read {source} ({why}): a truncated or half-copied archive? copy it from the "
+                         "device again") from None
+    return Path(tmp) / "gpu"
+
+
+def _refusal(run: Path, summary: dict, commit: str) -> str | None:
+    """Why the device run in folder ``run`` (its ``summary``) cannot be published from ``commit``, or None."""
+    if summary["git_commit"] != commit or commit.endswith("-dirty") or commit == "unknown":
+        return (f"the run was made from {summary['git_commit']}, the sources here are at {commit}; only a run of "
+                "the current, committed sources is published")
+    problems = [why for nb in _done(summary) if (why := unverified(run / "figures" / nb, commit))]
+    check = run / "gpu_check.csv"
+    if (_sha256(check) if check.is_file() else None) != summary.get("files", {}).get(check.name):
+        problems.append("gpu_check.csv differs from the sha256 summary.json records, or one of them lacks it")
+    return f"{problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "") if problems else None
+
+
+def _done(summary: dict) -> list[str]:
+    return [s["step"] for s in summary["steps"] if s["step"] in STUDY and s["status"] == "done"]
+
+
 def publish(source: Path, report: bool = True) -> int:
     """Publish a device run (a folder like ``build/gpu`` or the ``--pack`` archive); returns the exit status.
-    ``report=False`` skips writing the profile's ``REPORT.md`` (the tests)."""
+    Every file is checked first (:func:`unverified`; ``gpu_check.csv`` against ``summary.json``), and a run that
+    fails a check is refused in one line with nothing published (exit status 2). ``report=False`` skips writing
+    the profile's ``REPORT.md`` (the tests)."""
     from paper_lib.pipeline.profiles import get_profile
     from paper_lib.pipeline.provenance import source_commit
 
     with tempfile.TemporaryDirectory() as tmp:
-        if source.is_file():
-            with tarfile.open(source) as tar:
-                tar.extractall(tmp, filter="data")
-            source = Path(tmp) / "gpu"
-        summary_path = source / "summary.json"
-        if not summary_path.is_file():
-            print(f"device-publish: no summary.json in {source}: not a device study's output", file=sys.stderr)
+        try:
+            run = _unpacked(source, tmp)
+            try:
+                summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                raise ValueError("no readable summary.json: not a device study's output") from None
+            commit, _ = source_commit(ROOT)
+            profile = get_profile(summary["profile"])
+            never = "" if profile.publishes else f"its profile {profile.name} never publishes"
+            if why := _refusal(run, summary, commit) or never:
+                raise ValueError(f"{source}: {why}")
+        except ValueError as err:
+            print(f"device-publish: {err}; nothing was published", file=sys.stderr)
             return 2
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        commit, _ = source_commit(ROOT)
-        if summary["git_commit"] != commit or commit.endswith("-dirty") or commit == "unknown":
-            print(f"device-publish: the run was made from {summary['git_commit']}, the sources here are at {commit}; "
-                  "only a run of the current, committed sources is published", file=sys.stderr)
-            return 2
-        profile = get_profile(summary["profile"])
-        if not profile.publishes:
-            print(f"device-publish: profile {profile.name} never publishes", file=sys.stderr)
-            return 2
-        published = []
-        for step in summary["steps"]:
-            folder = source / "figures" / step["step"]
-            if step["status"] != "done" or not folder.is_dir():
-                continue
-            stamps = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
-            if any(v.get("git_commit") != commit for v in stamps.values()):
-                print(f"device-publish: {step['step']}'s files are not all stamped {commit}", file=sys.stderr)
-                return 2
-            target = ROOT / profile.figures / step["step"]
+        for nb in _done(summary):
+            target = ROOT / profile.figures / nb
             stage = target.parent / f".{target.name}.incoming"
             shutil.rmtree(stage, ignore_errors=True)
-            shutil.copytree(folder, stage)
+            shutil.copytree(run / "figures" / nb, stage)
             replace_dir(stage, target)
-            published.append(step["step"])
-        if (source / "gpu_check.csv").is_file():
+        if (run / "gpu_check.csv").is_file():
             (ROOT / profile.figures / "bench").mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source / "gpu_check.csv", ROOT / profile.figures / "bench" / "gpu_check.csv")
+            shutil.copy2(run / "gpu_check.csv", ROOT / profile.figures / "bench" / "gpu_check.csv")
+    published = _done(summary)
     print(f"published {', '.join(published) or 'nothing'} under {profile.figures}/ from {commit} ({summary['device']})")
     if published and report:
         return subprocess.call([sys.executable, "-m", "paper_lib.claims", "report", "--profile", profile.name], cwd=ROOT)

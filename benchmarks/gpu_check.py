@@ -32,14 +32,19 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _cli import OneLineParser, bench_outputs, check_publishable, positive  # noqa: E402  (benchmarks/_cli.py)
+from _cli import OneLineParser, bench_outputs, check_publishable, lacking, positive  # noqa: E402  (benchmarks/_cli.py)
+
+NEEDS = ("numpy", "pandas", "scipy", "sklearn", "torch", "threadpoolctl", "tqdm")
+"""What the check imports (directly and through ``paper_lib``)."""
+if __name__ == "__main__" and (line := lacking("gpu-check", NEEDS)):  # before an import below fails in a traceback
+    sys.exit(line)
+
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
 
 EMA_TOL = 1e-4
 
@@ -233,7 +238,7 @@ def check_nccl(tmp: Path) -> list[dict]:
                  "unit": "", "passed": None}]
     out = tmp / "nccl.pt"
     mp.spawn(_nccl_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True)
-    res = torch.load(out)
+    res = torch.load(out, weights_only=True)  # data only, as every loader here
     return [{"check": "nccl", "item": "2 processes", "metric": k, "value": float(v), "unit": "", "passed": bool(v)}
             for k, v in res.items()]
 

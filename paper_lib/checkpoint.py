@@ -1,7 +1,8 @@
 """Checkpoints of a training run: weights (safetensors), optimizer and RNG state, written atomically.
 
 ``stepNNNNNNN.safetensors`` (weights; its header also records the step, the state file and its
-size, and the run's ``meta``), ``stepNNNNNNN.state.pt`` (optimizer, RNG states, log so far) and
+size, and the run's ``meta``), ``stepNNNNNNN.state.pt`` (optimizer, RNG states, log so far: tensors
+and plain data, loaded with ``weights_only=True``, so a planted file runs nothing: :func:`load_state`) and
 ``latest.json`` (the newest checkpoint's record and its predecessor's), each written to a
 temporary file, flushed to the disk (``fsync``), renamed, and the folder flushed too;
 ``latest.json`` is written last, so a kill at any moment leaves the previous checkpoint usable.
@@ -44,7 +45,11 @@ class CheckpointError(ValueError):
 
 
 def _rng_state() -> dict:
-    state = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    """The RNG states as tensors and plain data (numpy's key as a list of ints), so that the state
+    file loads with ``weights_only=True``."""
+    name, key, pos, has_gauss, gauss = np.random.get_state(legacy=True)
+    state = {"torch": torch.get_rng_state(), "numpy": (name, key.tolist(), pos, has_gauss, gauss),
+             "python": random.getstate()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -52,7 +57,8 @@ def _rng_state() -> dict:
 
 def _set_rng_state(state: dict) -> None:
     torch.set_rng_state(state["torch"])
-    np.random.set_state(state["numpy"])
+    name, key, *rest = state["numpy"]   # a list of ints, or the array of a state file written before
+    np.random.set_state((name, np.asarray(key, dtype=np.uint32), *rest))
     random.setstate(state["python"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -161,13 +167,49 @@ def load_checkpoint(ckpt_dir: Path, model: nn.Module, opt) -> tuple[int, list[di
             raise                       # another model, not a damaged file
         raise CheckpointError(f"damaged checkpoint {weights}: {_first_line(err)}; {_WAY_OUT}") from None
     try:
-        state = torch.load(state_path, map_location=device, weights_only=False)
+        state = load_state(state_path, device)
         opt.load_state_dict(state["optimizer"])
         _set_rng_state(state["rng"])
         step, history = int(state["step"]), list(state["history"])
+    except CheckpointError:
+        raise
     except Exception as err:
         raise CheckpointError(f"damaged checkpoint {state_path}: {_first_line(err)}; {_WAY_OUT}") from None
     return step, history
+
+
+# numpy's array and dtype: what a state file written before the RNG state was plain data holds beyond data
+_OLD_NUMPY = (np.ndarray, np.dtype, type(np.dtype(np.uint32)),
+              (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct)
+
+
+def load_state(path: Path, device="cpu") -> dict:
+    """The optimizer, RNG and log state of ``path`` (a ``*.state.pt``), loaded as data only
+    (``torch.load(weights_only=True)``, numpy's array and dtype allowed for older files): a pickle
+    can name any function to call while it is read (pytorch#87443), and a checkpoint folder may
+    come from someone else. Our design.
+
+    Raises:
+        CheckpointError: the file names a function or class outside that list (one line naming it;
+            nothing of it was called).
+        pickle.UnpicklingError, RuntimeError, OSError: a damaged file (the caller names it).
+    """
+    import pickle
+
+    allow = getattr(torch.serialization, "safe_globals", None)  # torch >= 2.5
+    with allow(list(_OLD_NUMPY)) if allow else contextlib.nullcontext():
+        try:
+            return torch.load(path, map_location=device, weights_only=True)
+        except pickle.UnpicklingError as err:
+            said = str(err)  # torch < 2.5 names the global only in its message
+            listed = getattr(torch.serialization, "get_unsafe_globals_in_checkpoint",
+                             lambda _: re.findall(r"GLOBAL ([\w.]+)", said))
+            allowed = {f"{g.__module__}.{g.__name__}" for g in _OLD_NUMPY}
+            if not (names := [n for n in listed(path) if n not in allowed]):
+                raise
+    raise CheckpointError(f"refusing checkpoint {path}: it names {', '.join(names[:3])}, which loading would call; "
+                          "a checkpoint holds data only, so this project did not write this file (resume only from "
+                          f"a folder you trust, or {_WAY_OUT})")
 
 
 # ------------------------------------------------------------------ which checkpoint, and is it whole

@@ -113,11 +113,11 @@ def test_the_time_guard_stops_a_step_and_its_children(study, tmp_path):
     import os
 
     child = tmp_path / "child.pid"
-    cmd = [sys.executable, "-c", "import subprocess, sys, time; "
-           f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
-           f"open({str(child)!r}, 'w').write(str(p.pid)); print('started', flush=True); time.sleep(60)"]
+    cmd = [sys.executable, "-c", "import subprocess, sys, time; "   # a step that cannot end inside its 2 s
+           f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)']); "
+           f"open({str(child)!r}, 'w').write(str(p.pid)); print('started', flush=True); time.sleep(3600)"]
     status, wall = study.run_step(cmd, tmp_path / "step.log", 2.0, dict(os.environ), cwd=tmp_path)
-    assert status == "stopped by the time guard" and wall < 30
+    assert status == "stopped by the time guard" and wall >= 2.0
     assert "started" in (tmp_path / "step.log").read_text(encoding="utf-8")
     stat = Path(f"/proc/{int(child.read_text())}/stat")  # the grandchild: gone, or a zombie not yet reaped
     assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
@@ -172,12 +172,23 @@ def test_the_study_end_to_end_at_smoke_on_the_cpu(study, tmp_path, monkeypatch, 
         names = tar.getnames()
     assert "gpu/summary.json" in names and "gpu/tokens.npz" not in names
 
-    # A budget too short for 03 (1 s after the reserve): it is stopped, 04 never starts, the earlier
-    # outputs stay, nothing staged is left.
+    # A step that cannot finish inside its budget (03 writes a file, then waits for ever) is stopped by the
+    # guard, and 04 never starts: on the guard's clock, 03 starts with all of the budget after the reserve
+    # (2 s) and uses it up, however long the machine took to get there. The earlier outputs stay, nothing
+    # staged is left.
     before = (out / "figures" / "03_spen_train" / "metrics.json").read_bytes()
-    assert study.run(out, study.RESERVE_S + 1, "cpu") == 1
+    forever = ("import json, os, pathlib, time\nrun = json.loads(os.environ['PAPER_LIB_RUN'])\n"
+               "pathlib.Path(run['stage'], 'half_written.csv').write_text('x')\nprint('started', flush=True)\n"
+               "time.sleep(10**6)\n")
+    real, ran = study.run_notebook, []
+    with monkeypatch.context() as m:
+        m.setattr(study, "notebook_script", lambda source, profile, overrides: forever)
+        m.setattr(study, "run_notebook", lambda *a, **k: ran.append(a[0]) or real(*a, **k))
+        m.setattr(study, "_now", lambda: 10.0**6 if ran else 0.0)  # the budget is spent once 03 ran
+        assert study.run(out, study.RESERVE_S + 2, "cpu") == 1
     steps = json.loads((out / "summary.json").read_text(encoding="utf-8"))["steps"]
     assert steps[1]["status"] == "stopped by the time guard" and steps[2]["status"].startswith("not started")
+    assert "started" in (out / "03_spen_train.log").read_text(encoding="utf-8")
     assert (out / "figures" / "03_spen_train" / "metrics.json").read_bytes() == before
     assert not [p.name for p in (out / "figures").iterdir() if p.name.startswith(".")]
 

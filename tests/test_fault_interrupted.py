@@ -6,7 +6,9 @@ made ``benchmarks/timed.py`` SIGKILL the runner 0.25 s later (``subprocess.call`
 its clean-up, and write no ``build/timing.csv`` row. Expected: one line naming the signal and the
 cell, exit status ``128 + signal``, no scratch file, the notebook as far as it ran kept in
 ``failed/``; what a SIGKILL leaves is removed by the next run; ``timed.py`` waits for the runner
-and records the interrupted run.
+and records the interrupted run. Each child starts with the signals it is sent at their default
+action (:mod:`_signals`), so these pass however ``make test`` was started (a script's background job
+starts it with SIGINT ignored); a run started ignoring one (``nohup``'s SIGHUP) keeps ignoring it.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _signals import with_signals
 
 from paper_lib.pipeline.runner import run_notebook
 
@@ -59,9 +62,9 @@ def test_an_interrupted_run_cleans_up_and_says_so_in_one_line(tmp_path, sent):
     source.parent.mkdir()
     source.write_text(STOPS.format(how=how), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "paper_lib.pipeline.runner", str(source), "--profile", "smoke"],
-                          cwd=tmp_path, env=env, capture_output=True, encoding="utf-8", timeout=300,
-                          start_new_session=True)  # its own group, as make's is
+    proc = subprocess.run(with_signals([sys.executable, "-m", "paper_lib.pipeline.runner", str(source), "--profile",
+                                        "smoke"]), cwd=tmp_path, env=env, capture_output=True, encoding="utf-8",
+                          timeout=300, start_new_session=True)  # its own group, as make's is
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert proc.returncode == 128 + sig, proc.stderr
     assert errors == [f"error: 00_stops: interrupted by {signal.Signals(sig).name} in cell [4] (The long part); "
@@ -126,11 +129,35 @@ def test_timed_waits_for_an_interrupted_runner_and_records_it(tmp_path):
         shutil.copy(ROOT / "paper_lib" / "pipeline" / name, pipeline / name)
     (pipeline / "runner.py").write_text(FAKE_RUNNER, encoding="utf-8")
     timing = tmp_path / "build" / "timing.csv"
-    proc = subprocess.run([sys.executable, "benchmarks/timed.py", "notebooks/00_demo.py", "--profile", "smoke",
-                           "--out", str(timing)], cwd=tmp_path, capture_output=True, encoding="utf-8",
-                          timeout=120, start_new_session=True)
+    proc = subprocess.run(with_signals([sys.executable, "benchmarks/timed.py", "notebooks/00_demo.py", "--profile",
+                                        "smoke", "--out", str(timing)]), cwd=tmp_path, capture_output=True,
+                          encoding="utf-8", timeout=120, start_new_session=True)
     assert (tmp_path / "cleaned-up").exists(), proc.stderr  # not killed 0.25 s into its clean-up
     assert proc.returncode == 130, proc.stderr
     rows = list(csv.DictReader(timing.open(encoding="utf-8")))
     assert [(r["notebook"], r["profile"], r["status"]) for r in rows] == [("00_demo", "smoke", "interrupted (SIGINT)")]
     assert float(rows[0]["wall_s"]) >= 1.0
+
+
+SURVIVES = '''# %% tags=["parameters"]
+profile = "smoke"
+
+# %%
+import os, signal  # noqa: E401
+
+os.killpg(os.getpgid(os.getppid()), signal.SIGHUP)  # the terminal closes under `nohup make all`
+print("still running")
+'''
+
+
+@pytest.mark.notebook
+def test_a_run_started_ignoring_sighup_keeps_ignoring_it(tmp_path):
+    source = tmp_path / "notebooks" / "00_nohup.py"
+    source.parent.mkdir()
+    source.write_text(SURVIVES, encoding="utf-8")
+    proc = subprocess.run(with_signals([sys.executable, "-m", "paper_lib.pipeline.runner", str(source), "--profile",
+                                        "smoke"], ignored=[signal.SIGHUP]), cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, encoding="utf-8",
+                          timeout=300, start_new_session=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "still running" in proc.stdout and "interrupted" not in proc.stderr

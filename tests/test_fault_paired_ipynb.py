@@ -10,8 +10,7 @@ import jupytext
 import nbformat
 import pytest
 
-from paper_lib.pipeline.runner import main
-from paper_lib.pipeline.sources import paired_difference, paired_notebook
+from paper_lib.pipeline.runner import main, paired_difference, paired_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ('# %% [markdown]\n# # Demo\n\n# %% tags=["parameters"]\nprofile = "cpu"\nlr = 0.1\n\n'

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from paper_lib.pipeline.provenance import Outputs, git_commit, source_commit
+from paper_lib.pipeline.provenance import Outputs, source_commit
 from paper_lib.pipeline.runner import main
 
 DEMO = '# %% tags=["parameters"]\nprofile = "cpu"\n\n# %%\nx = 1\n'
@@ -86,8 +86,8 @@ def test_a_script_publishing_with_the_environment_variable_is_refused_too(zip_do
     out.discard()
 
 
-def test_source_commit_gives_gits_reason_and_git_commit_stays_unknown(zip_download):
-    assert git_commit(zip_download) == "unknown"
+def test_source_commit_gives_gits_reason_and_the_commit_stays_unknown(zip_download):
+    assert source_commit(zip_download)[0] == "unknown"
     commit, reason = source_commit(zip_download)
     assert commit == "unknown" and reason == "git: not a git repository (or any of the parent directories): .git"
     subprocess.run(["git", "init", "-q"], cwd=zip_download, check=True)  # a clone without a commit yet

@@ -16,17 +16,23 @@ from pathlib import Path
 
 import pytest
 
-from paper_lib.pipeline.deps import digest, inputs, record, stale
+from paper_lib.pipeline.atomic import write_json
+from paper_lib.pipeline.deps import digest, inputs, stale
 from paper_lib.pipeline.runner import run_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = '# %% tags=["parameters"]\nprofile = "cpu"\n\n# %%\nfrom paper_lib.pipeline.stats import mean_ci95\n'
 FAKE_PYTHON = """#!/bin/sh
-# stands in for the venv's python: a notebook run (benchmarks/timed.py) writes make's target
+# stands in for the venv's python: a notebook run (benchmarks/timed.py --record REC) records what it reads
+# as it starts, writes make's target, and puts its record in place once it succeeded
 if [ "$1" = benchmarks/timed.py ]; then
-  name=$(basename "$2" .py); mkdir -p build/executed/cpu; echo "$name" >> runs.log
+  name=$(basename "$2" .py); rec=build/executed/cpu/$name.inputs; mkdir -p build/executed/cpu
+  echo "$name" >> runs.log
+  python3 -c "import json, sys; from paper_lib.pipeline.deps import inputs
+open(sys.argv[2], 'w').write(json.dumps(inputs(sys.argv[1])))" "$2" "$rec.new"
   if [ -n "$EDIT_DURING_RUN" ]; then echo "$EDIT_DURING_RUN" >> "$2"; fi
   echo '{}' > "build/executed/cpu/$name.ipynb"
+  mv -f "$rec.new" "$rec"
 fi
 """
 
@@ -37,6 +43,7 @@ def project(tmp_path) -> Path:
     records each notebook run (so ``make all`` takes a second)."""
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
     shutil.copytree(ROOT / "paper_lib", tmp_path / "paper_lib", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_demo.py").write_text(DEMO)
@@ -105,7 +112,7 @@ def test_a_record_holds_the_content_of_what_a_notebook_reads(tmp_path):
     recorded = inputs(source)
     assert recorded["notebooks/01_grammar_probe.py"] == digest(source) and len(digest(source)) == 64
     assert "paper_lib/models/spcn.py" in recorded and "paper_lib/models/spen.py" not in recorded
-    record(source, tmp_path / "01_grammar_probe.inputs")
+    write_json(tmp_path / "01_grammar_probe.inputs", recorded)  # as benchmarks/timed.py --record writes it
     assert stale(tmp_path, [source, ROOT / "notebooks" / "02_transfer.py"]) == ["02_transfer"]  # no record: stale
     (tmp_path / "01_grammar_probe.inputs").write_text("{not json", encoding="utf-8")
     assert stale(tmp_path, [source]) == ["01_grammar_probe"]  # a damaged record: stale

@@ -19,10 +19,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = '# %% tags=["parameters"]\nprofile = "cpu"\nvalue = 1.0\n\n# %%\nfrom paper_lib.pipeline.stats import mean_ci95\n'
 FAKE_PYTHON = """#!/bin/sh
-# stands in for the venv's python: a notebook run (benchmarks/timed.py) writes make's target
+# stands in for the venv's python: a notebook run (benchmarks/timed.py --record REC) records what it reads
+# as it starts, writes make's target, and puts its record in place once it succeeded
 if [ "$1" = benchmarks/timed.py ]; then
-  name=$(basename "$2" .py); mkdir -p build/executed/cpu; echo "$name" >> runs.log
+  name=$(basename "$2" .py); rec=build/executed/cpu/$name.inputs; mkdir -p build/executed/cpu
+  echo "$name" >> runs.log
+  python3 -c "import json, sys; from paper_lib.pipeline.deps import inputs
+open(sys.argv[2], 'w').write(json.dumps(inputs(sys.argv[1])))" "$2" "$rec.new"
   echo '{}' > "build/executed/cpu/$name.ipynb"
+  mv -f "$rec.new" "$rec"
 fi
 """
 TARGET = "build/executed/cpu/00_demo.ipynb"
@@ -34,6 +39,7 @@ def project(tmp_path) -> Path:
     records each notebook run (so ``make`` takes a second)."""
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(ROOT / "constraints.txt", tmp_path / "constraints.txt")
     shutil.copytree(ROOT / "paper_lib", tmp_path / "paper_lib", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "00_demo.py").write_text(DEMO, encoding="utf-8")

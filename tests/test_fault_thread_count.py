@@ -68,7 +68,8 @@ def test_workers_1_and_workers_2_give_the_same_numbers(two_threads):
 def test_the_default_thread_count_is_the_profiles_not_the_machines(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     for cores in (1, 2, 16):
-        monkeypatch.setattr(threads, "available_cores", lambda cores=cores: cores)
+        monkeypatch.setattr(threads.os, "cpu_count", lambda cores=cores: cores)
+        monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid, cores=cores: set(range(cores)), raising=False)
         assert [threads.default_threads(p) for p in ("smoke", "cpu", "paper", None)] == [1, 2, 2, 2]
 
 

@@ -122,7 +122,7 @@ def test_outputs_stamp_every_file(tmp_path):
     out.save_table(pd.DataFrame({"model": ["a"], "acc": [0.5]}), "table1")
     out.write_metrics({"acc": [0.5, 0.7], "ratio": {"mean": 1.0, "ci95": 0.1, "n": 2}})
     manifest = json.loads((out.dir / "provenance.json").read_text())
-    assert set(manifest) == {"curve.png", "curve.pdf", "table1.csv", "table1.md"}
+    assert set(manifest) == {"curve.png", "curve.pdf", "figures.json", "table1.csv", "table1.md", "metrics.json"}
     stamp = manifest["curve.png"]
     assert stamp["profile"] == "cpu" and stamp["seeds"] == [0, 1] and stamp["parameters"] == {"lr": 0.1}
     assert stamp["source"] == "notebooks/99_demo.py" and stamp["git_commit"] == commit
@@ -133,6 +133,11 @@ def test_outputs_stamp_every_file(tmp_path):
     metrics = json.loads((out.dir / "metrics.json").read_text())
     assert metrics["metrics"]["acc"]["mean"] == pytest.approx(0.6) and metrics["metrics"]["acc"]["n"] == 2
     assert "date" not in metrics and "note" not in metrics
+    import torch  # the libraries the numbers depend on, beside the processor and the threads, in every stamp
+
+    assert metrics["versions"]["torch"] == torch.__version__ and metrics["versions"]["blas"]
+    assert {"cpu", "threads"} <= set(metrics) and all(s["versions"] == metrics["versions"] for s in manifest.values())
+    assert b'"scikit-learn": ' in png.read_bytes()
 
 
 def test_a_run_that_does_not_publish_writes_under_build(tmp_path, monkeypatch):
@@ -211,18 +216,18 @@ def _git_repo(root: Path) -> None:
 
 
 def test_the_stamp_names_the_commit_of_the_sources_and_refuses_a_dirty_tree(tmp_path):
-    from paper_lib.pipeline.provenance import git_commit
+    from paper_lib.pipeline.provenance import source_commit
 
     _git_repo(tmp_path)
-    sources = git_commit(tmp_path)
+    sources = source_commit(tmp_path)[0]
     assert len(sources) == 12 and not sources.endswith("-dirty")
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "f.csv").write_text("1\n")
     subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
     subprocess.run(["git", "commit", "-qm", "figures"], cwd=tmp_path, check=True)
-    assert git_commit(tmp_path) == sources  # committing results does not change the stamp
+    assert source_commit(tmp_path)[0] == sources  # committing results does not change the stamp
     (tmp_path / "paper_lib" / "m.py").write_text("x = 2\n")
-    assert git_commit(tmp_path) == sources + "-dirty"
+    assert source_commit(tmp_path)[0] == sources + "-dirty"
     with pytest.raises(ValueError) as err:
         Outputs("99_demo", "cpu", {}, seeds=[0], root=tmp_path, publish=True)
     assert str(err.value).startswith(f"refusing to publish to figures/ from uncommitted sources (commit {sources}-dirty")

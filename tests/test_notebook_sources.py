@@ -99,7 +99,7 @@ def test_jupyterlab_opening_and_saving_a_notebook_keeps_its_bytes_and_kernel(tmp
 
 def test_the_lab_copies_share_the_repositorys_jupytext_filters(tmp_path):
     from paper_lib.pipeline.lab import scratch_copies
-    from paper_lib.pipeline.sources import paired_notebook
+    from paper_lib.pipeline.runner import paired_notebook
 
     (tmp_path / "notebooks").mkdir()
     shutil.copy(SOURCES[0], tmp_path / "notebooks" / SOURCES[0].name)

@@ -128,6 +128,7 @@ def test_one_source_of_truth_for_each_run_parameter_injected_names_checked_in_th
     with pytest.raises(ValueError) as err:
         check_parameters({"In": HISTORY, "profile": "cpu", "overrides": {}, "profle": "smoke"})
     assert str(err.value) == "unknown notebook parameter(s) profle; allowed: overrides, profile"
+    assert err.value._render_traceback_() == [f"SettingError: {err.value}"]  # what IPython shows: one line
     good = HISTORY[:2] + ['# Parameters\nprofile = "smoke"\n', HISTORY[3]]
     check_parameters({"In": good, "profile": "smoke", "overrides": {}})
     check_parameters({"In": ["", 'profile = "cpu"', "x = 1"], "profile": "cpu"})  # Jupyter: nothing injected
@@ -266,5 +267,6 @@ def test_one_source_of_truth_for_each_run_parameter_plain_papermill_typo_fails(d
     with pytest.raises(pm.PapermillExecutionError) as err:
         pm.execute_notebook(str(ipynb), str(demo.with_suffix(".out.ipynb")), parameters={"profle": "smoke"},
                             progress_bar=False, kernel_name="python3")
-    assert err.value.ename == "ValueError"
+    assert err.value.ename == "SettingError"                      # a ValueError, shown in one line
     assert err.value.evalue == "unknown notebook parameter(s) profle; allowed: fail, overrides, profile"
+    assert err.value.traceback == [f"SettingError: {err.value.evalue}"]       # no 20-line traceback around it

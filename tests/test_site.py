@@ -42,10 +42,11 @@ def _figure(stem: str, color: str, alt: str):
 def make_executed(root):
     """``root/executed/<nb>.ipynb`` for every notebook of the report's claims (as papermill leaves
     them: a title, the parameters and injected-parameters cells, code with outputs, a trailing
-    empty cell) and ``root/figures`` with one ``metrics.json``, a ``figures.json`` and the
-    headline PNG. Returns ``(executed, figures)``."""
+    empty cell), their sources ``root/notebooks/<nb>.py`` and ``root/figures`` with one
+    ``metrics.json``, a ``figures.json`` and the headline PNG. Returns ``(executed, figures)``."""
     executed, figures = root / "executed", root / "figures"
     executed.mkdir(parents=True)
+    (root / "notebooks").mkdir(exist_ok=True)
     notebooks = sorted({c.notebook for c in CLAIMS})
     for name in notebooks:
         nb = nbformat.v4.new_notebook()
@@ -71,6 +72,7 @@ def make_executed(root):
                     two, md_out,
                     nbformat.v4.new_code_cell("")]
         nbformat.write(nb, executed / f"{name}.ipynb")
+        (root / "notebooks" / f"{name}.py").write_text('# %% tags=["parameters"]\nprofile = "cpu"\n', encoding="utf-8")
         (figures / name).mkdir(parents=True)
     doc = {"profile": "cpu", "git_commit": "abc123", "notebook": "05_associative_recall",
            "metrics": {"recall_acc_spen_8": {"mean": 0.25, "ci95": 0.05, "n": 3},
@@ -157,7 +159,7 @@ def test_site_build_offline_and_replaces_docs(tmp_path):
     executed, figures = make_executed(tmp_path)
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "stale.html").write_text("old")
+    (docs / "stale.html").write_text("<script>var DOCUMENTATION_OPTIONS = {};</script>")  # an earlier build's page
     (tmp_path / "guide").mkdir()
     (tmp_path / "guide" / "faults.md").write_text("# Faults: what the pipeline promises\n\nOne line each.\n")
     mark_figures(figures / "05_associative_recall", {"recall_by_pairs": mark_text(Kind.NOT_INFORMATIVE)})

@@ -174,10 +174,22 @@ def test_throughput_bench_uses_notebook_03s_cpu_sizes():
     assert _bench("bench_throughput").lm_sizes("transformer", 256, 1)["n_head"] == 2 * s.transformer.n_head
 
 
-def test_machine_names_the_processor_and_torchs_dispatch_level():
+def test_machine_names_the_processor_torchs_dispatch_level_and_the_libraries():
+    from importlib.metadata import version
+
+    import numpy
+    from threadpoolctl import threadpool_info
+
     from paper_lib.pipeline.threads import machine
 
     m = machine()
-    assert set(m) == {"cpu", "cpu_capability"}
+    assert set(m) == {"cpu", "cpu_capability", "versions"}
     assert m["cpu"] and isinstance(m["cpu"], str)
     assert m["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    v = m["versions"]
+    assert set(v) == {"torch", "numpy", "scipy", "scikit-learn", "pandas", "blas"}
+    assert v["torch"] == torch.__version__ and v["numpy"] == numpy.__version__ and v["pandas"] == version("pandas")
+    for lib in threadpool_info():                                       # every BLAS loaded, with its version
+        if lib["user_api"] == "blas":
+            assert f"{lib['internal_api']} {lib['version']} (" in v["blas"]
+    assert v["blas"]

@@ -65,7 +65,7 @@ def _ddp_worker(rank: int, world: int, rdv: str, out: str) -> None:
 def test_ddp_two_processes_agree_with_one(tmp_path):
     out = str(tmp_path / "ddp.pt")
     mp.spawn(_ddp_worker, args=(2, str(tmp_path / "rdv"), out), nprocs=2, join=True)
-    ddp = torch.load(out, weights_only=False)
+    ddp = torch.load(out, weights_only=True)
     torch.set_num_threads(1)
     model = build_model("spen", seed=0, **SIZES)
     cfg = TrainConfig(steps=6, batch_size=4, seq_len=32, lr=3e-3, warmup_steps=2, log_every=1, seed=5)

@@ -6,16 +6,18 @@ and opens each notebook's published HTML with its findings; ``--out PATH`` write
 and leaves the rest alone.
 ``site`` builds the static site from the executed notebooks. Both hand the claims of
 :mod:`paper_lib.claims.registry` to the plumbing. Every expected error is one line on stderr and
-exit status 2.
+exit status 2; Ctrl-C, SIGTERM or SIGHUP one line and 128 + signal.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
 
+from ..pipeline.failures import signal_of, signals_interrupt
 from ..pipeline.marks import figure_marks, mark_figures
 from ..pipeline.profiles import PROFILE_NAMES
 from ..pipeline.provenance import output_dir, record
@@ -48,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGTERM or SIGHUP: one line and 128 + signal, as a notebook run
+        print(f"error: {args.what}: interrupted by {signal.Signals(signal_of(err)).name}; every file it writes is "
+              "replaced whole or not at all", file=sys.stderr)
+        return 128 + signal_of(err)
     size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     print(f"site -> {path}/index.html ({size / 1e6:.1f} MB, {time.perf_counter() - t0:.0f} s)")
     return 0
@@ -90,4 +96,5 @@ def publish(figures: Path) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt():  # SIGTERM and SIGHUP end it as Ctrl-C does
+        raise SystemExit(main())

@@ -151,7 +151,7 @@ def encode_docs(tok, docs: list[str], cache_name: str | None = None,
         path = data_dir / "tokens" / f"{cache_name}-{h.hexdigest()[:12]}.npy"
         if path.exists():
             try:
-                ids = np.load(path)
+                ids = np.load(path, allow_pickle=False)
                 if ids.ndim != 1 or ids.dtype != dtype or int((ids == eot).sum()) != len(docs):
                     raise ValueError(f"a {ids.dtype} array of shape {ids.shape}, not the stream of {len(docs)} documents")
                 return ids

@@ -3,17 +3,15 @@
 ``python -m paper_lib.pipeline.deps notebooks/01_grammar_probe.py`` prints the ``paper_lib`` files the
 notebook imports, transitively (read with ``ast``; nothing is imported). Staleness is by content, never by
 date: a target is up to date only when the sha256 of its source and of every file it imports equals the record
-of its last run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`record`, ``--record SOURCE OUT``, taken
-as the run starts; :func:`stale`, ``--stale DIR SOURCE...``). Standard library only: the Makefile runs it with
-the plain ``python3``. Our design (showyourwork's habit): the paper is silent."""
+of its last run, ``build/executed/<profile>/<notebook>.inputs`` (:func:`inputs` as the run starts, written by
+``benchmarks/timed.py --record``; :func:`stale`, ``--stale DIR SOURCE...``). Standard library only: the Makefile
+runs it with the plain ``python3``. Our design (showyourwork's habit): the paper is silent."""
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1]
@@ -75,18 +73,6 @@ def inputs(source: str | Path, root: str | Path = PKG.parent) -> dict[str, str]:
     return {str(f.relative_to(root)) if root in f.parents else str(f): digest(f) for f in files}
 
 
-def record(source: str | Path, out: str | Path, root: str | Path = PKG.parent) -> Path:
-    """Write :func:`inputs` of ``source`` as JSON to ``out`` atomically (taken as a run starts, so a file saved
-    during the run reruns it next time); returns ``out``. Raises FileNotFoundError: no such source."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(inputs(source, root), indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, out)
-    return out
-
-
 def stale(folder: str | Path, sources: list[str | Path], root: str | Path = PKG.parent) -> list[str]:
     """The stems of the ``sources`` whose record ``folder/<name>.inputs`` is missing, unreadable, or differs from
     their :func:`inputs` now. Raises nothing: a source that cannot be read counts as stale."""
@@ -104,9 +90,7 @@ def stale(folder: str | Path, sources: list[str | Path], root: str | Path = PKG.
 
 def _main(argv: list[str]) -> None:
     root = PKG.parent
-    if argv[:1] == ["--record"] and len(argv) == 3:
-        record(argv[1], argv[2], root)
-    elif argv[:1] == ["--stale"] and len(argv) >= 2:
+    if argv[:1] == ["--stale"] and len(argv) >= 2:
         print(" ".join(stale(argv[1], argv[2:], root)))
     else:
         print(" ".join(str(p.relative_to(root)) for a in argv for p in dependencies(a)))

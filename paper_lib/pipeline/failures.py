@@ -34,7 +34,7 @@ def signal_of(err: BaseException) -> int:
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`."""
+    """Within the block (in the main thread), SIGTERM and SIGHUP raise :class:`Interrupted`, unless ignored (nohup)."""
     if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -42,7 +42,8 @@ def signals_interrupt() -> Iterator[None]:
     def handler(signum, _frame):
         raise Interrupted(signum)
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    taken = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    old = {s: signal.signal(s, handler) for s in taken}
     try:
         yield
     finally:
@@ -64,10 +65,7 @@ def start_timeout(value: float | None = None) -> float:
 @contextlib.contextmanager
 def quiet_start_errors() -> Iterator[None]:
     """Within the block, papermill's logger leaves out nbclient's kernel-start error (the runner's line says it)."""
-    def quiet(record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Error occurred while starting new kernel client")
-
-    log = logging.getLogger("papermill")
+    log, quiet = logging.getLogger("papermill"), lambda r: not str(r.msg).startswith("Error occurred while starting")
     log.addFilter(quiet)
     try:
         yield

@@ -1,12 +1,13 @@
-"""The notebook kernel as the runner starts and watches it: its environment (:func:`kernel_env`), and how
-it ended (:func:`watched_kernel_manager`, :func:`describe_exit`: the OOM killer's SIGKILL or a segfault in
-words instead of nbclient's ``DeadKernelError`` traceback). Our design: the paper is silent."""
+"""The notebook kernel as the runner starts and watches it: its environment (:func:`kernel_env`), its text progress
+bars (:func:`load_ipython_extension`), and how it ended (:func:`watched_kernel_manager`, :func:`describe_exit`: the
+OOM killer's SIGKILL or a segfault in words instead of nbclient's ``DeadKernelError`` traceback). Our design."""
 from __future__ import annotations
 
 import contextlib
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,13 +39,17 @@ def kernel_env(root: Path, run: dict[str, Any], run_env: str, epoch: int | None)
 
 def watched_kernel_manager():
     """A new ``AsyncKernelManager`` subclass (nbclient's ``kernel_manager_class``) whose ``processes`` collects
-    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read."""
+    the ``Popen`` of every kernel it starts, so that a dead kernel's exit status can be read; its kernels get
+    CurveZMQ keys where pyzmq and the kernelspec allow (encrypted sockets: ipykernel then does not warn)."""
+    import zmq
     from jupyter_client.manager import AsyncKernelManager
 
     class WatchedKernelManager(AsyncKernelManager):
         processes: list = []
 
         async def start_kernel(self, **kw):  # noqa: D102 (jupyter_client's)
+            if zmq.has("curve") and self.has_trait("transport_encryption"):
+                kw.setdefault("transport_encryption", "auto")
             await super().start_kernel(**kw)
             if (process := getattr(self.provisioner, "process", None)) is not None:
                 type(self).processes.append(process)
@@ -69,3 +74,11 @@ def describe_exit(status: int | None) -> str:
     name = {s.value: s.name for s in signal.Signals}.get(-status, "unknown signal")
     hint = "; out of memory?" if -status == signal.SIGKILL else ", a crash in native code"
     return f"killed by signal {-status} ({name}){hint}"
+
+
+def load_ipython_extension(ipython) -> None:
+    """IPython's hook as the runner starts a kernel: ``tqdm.auto`` draws text bars on stderr, which the runner streams,
+    not ipywidgets bars that a terminal cannot show (kept as ``HBox(...)``); JupyterLab still draws widget bars."""
+    import tqdm.std
+
+    sys.modules["tqdm.autonotebook"] = tqdm.std  # tqdm.auto takes its class from tqdm.autonotebook

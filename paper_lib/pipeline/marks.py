@@ -80,6 +80,7 @@ def mark_figures(folder: Path, marks: Mapping[str, str]) -> list[str]:
         changed.append(stem)
     if changed:
         write_json(meta_path, meta)
+        record(folder, [meta_path], {k: v for k, v in stamps.get(meta_path.name, {}).items() if k != "sha256"})
     return changed
 
 

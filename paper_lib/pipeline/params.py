@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable, Mapping
 
-from .profiles import check_profile, get_profile
+from .profiles import SettingError, check_profile, get_profile
 from .settings import check_seed_list
 
 INJECTED_MARK = "# Parameters"  # the first line of the cell papermill injects
@@ -42,13 +42,14 @@ def injected_parameters(history: Iterable[str]) -> tuple[list[str], list[str]] |
 
 def check_values(values: Mapping[str, Any]) -> None:
     """Check the shared parameters: ``profile`` known; ``overrides`` a dict whose ``seeds``, if given, are
-    distinct integers (the rest is the notebook's ``settings_for``'s). Raises ValueError: one line."""
+    distinct integers (the rest is the notebook's ``settings_for``'s). Raises SettingError (a ValueError): one
+    line, also as a notebook's error in Jupyter and plain papermill."""
     if "profile" in values:
         check_profile(values["profile"])
     overrides = values.get("overrides", {})
     if overrides is not None and not isinstance(overrides, Mapping):
-        raise ValueError("overrides must be a dict of setting -> value, e.g. {\"seeds\": [0, 1]}, "
-                         f"got {overrides!r}")
+        raise SettingError("overrides must be a dict of setting -> value, e.g. {\"seeds\": [0, 1]}, "
+                           f"got {overrides!r}")
     if overrides and "seeds" in overrides:
         check_seed_list(overrides["seeds"], "overrides['seeds']")
 
@@ -61,12 +62,12 @@ def check_parameters(namespace: Mapping[str, Any]) -> None:
 
     defined, injected = injected_parameters(namespace.get("In", [])) or ([], [])
     if unknown := sorted(set(injected) - set(defined)):
-        raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(defined))}")
+        raise SettingError(f"unknown notebook parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(defined))}")
     check_values(namespace)
     run = runner_run()
     if run is not None and namespace.get("profile") != run["profile"]:
-        raise ValueError(f"profile {namespace.get('profile')!r} differs from the runner's --profile {run['profile']!r}; "
-                         "set the profile only with --profile")
+        raise SettingError(f"profile {namespace.get('profile')!r} differs from the runner's --profile "
+                           f"{run['profile']!r}; set the profile only with --profile")
     if "get_ipython" in namespace and run is None and not injected:
         one_line_errors(namespace["get_ipython"]())
     banner = get_profile(namespace["profile"]).banner if "profile" in namespace else ""

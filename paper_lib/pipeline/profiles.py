@@ -2,11 +2,23 @@
 full study on a 2-core laptop), ``paper`` (the paper's scale, for a GPU node) and ``gpu`` (ours: notebooks 03 and
 04's language models sized for one GPU). Other modules ask the record (:func:`get_profile`), never the name;
 what a profile changes in the settings is :data:`paper_lib.profile_settings.PROFILE_SETTINGS`. Standard library
-only: ``make`` checks a profile name with the plain ``python3`` before anything is installed.
+only, parsed by Python 3.6 too: ``make`` checks a profile name (and the Python) with the plain ``python3`` first.
 """
-from __future__ import annotations
+import sys
 
-from dataclasses import dataclass
+if sys.version_info < (3, 10):
+    sys.exit("error: %s is Python %d.%d.%d; the project needs Python 3.10 or newer: choose another with "
+             "`make venv PYTHON=python3.11` (any python3.10+)" % ((sys.executable,) + tuple(sys.version_info[:3])))
+
+from dataclasses import dataclass  # after the version check
+
+
+class SettingError(ValueError):
+    """A wrong profile, setting or notebook parameter, in one line: also in Jupyter and plain papermill, where
+    IPython shows what ``_render_traceback_`` returns instead of the traceback (our design)."""
+
+    def _render_traceback_(self) -> list:
+        return ["%s: %s" % (type(self).__name__, self)]
 
 
 @dataclass(frozen=True)
@@ -57,9 +69,10 @@ PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 
 def get_profile(profile: str) -> Profile:
-    """The record of ``profile``. Raises ValueError: one line naming the unknown profile and the allowed ones."""
+    """The record of ``profile``. Raises SettingError (a ValueError): one line naming the unknown profile and the
+    allowed ones."""
     if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
+        raise SettingError(f"unknown profile {profile!r}; allowed: {', '.join(PROFILE_NAMES)}")
     return PROFILES[profile]
 
 
@@ -69,8 +82,6 @@ def check_profile(profile: str) -> str:
 
 
 if __name__ == "__main__":  # `python -m paper_lib.pipeline.profiles NAME`: validate a profile name
-    import sys
-
     try:
         check_profile(sys.argv[1] if len(sys.argv) > 1 else "")
     except ValueError as err:

@@ -4,8 +4,8 @@ A run writes to ``figures/<notebook>/`` only when ``make`` publishes from a clea
 ``build/<profile>/figures/<notebook>/``, through a staging folder swapped in once the run is complete.
 Every output is stamped with what identifies the result and no date. ``metrics.json`` has the form
 
-    {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...],
-     "threads": n, "cpu": ..., "cpu_capability": ..., "metrics": {NAME: {"mean": x, "ci95": y, "n": seeds}}}
+    {"notebook": ..., "profile": ..., "git_commit": ..., "parameters": ..., "seeds": [...], "threads": n,
+     "cpu": ..., "cpu_capability": ..., "versions": {"torch": ..., "blas": ...}, "metrics": {NAME: {"mean": x, ...}}}
 
 plus the profile's ``"note"`` at a profile whose runs prove nothing. Our design: the paper is silent.
 """
@@ -54,11 +54,6 @@ def source_commit(root: Path = REPO_ROOT) -> tuple[str, str | None]:
         first = said[0].removeprefix("fatal: ").removeprefix("error: ") if said else str(err)
         return "unknown", f"git: {first}"
     return last[:12] + ("-dirty" if dirty else ""), None
-
-
-def git_commit(root: Path = REPO_ROOT) -> str:
-    """The commit that identifies the sources (:func:`source_commit`), or ``"unknown"``."""
-    return source_commit(root)[0]
 
 
 def source_date_epoch(root: Path = REPO_ROOT) -> int | None:
@@ -170,7 +165,7 @@ def _update_json(path: Path, entries: Mapping[str, Any]) -> Path:
 
 
 def record(folder: Path, paths: Iterable[Path], stamp: Mapping[str, Any]) -> Path:
-    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256."""
+    """Add ``paths`` (files in ``folder``) to ``folder/provenance.json`` with ``stamp`` and their sha256 (checked)."""
     return _update_json(Path(folder) / "provenance.json", {
         Path(p).name: {**stamp, "sha256": hashlib.sha256(Path(p).read_bytes()).hexdigest()} for p in paths})
 
@@ -236,9 +231,10 @@ class Outputs:
 
     def provenance(self) -> dict[str, Any]:
         """The stamp written beside every output: what identifies the result (``threads``: this
-        process's torch thread count), and no date."""
+        process's torch thread count; ``versions``: :func:`~paper_lib.pipeline.threads.machine`'s), and no date."""
         stamp = {"source": self.source, "profile": self.profile, "parameters": self.parameters,
-                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use()}
+                 "seeds": self.seeds, "git_commit": self.commit, "threads": threads_in_use(),
+                 "versions": machine()["versions"]}
         if note := get_profile(self.profile).note:
             stamp["note"] = note
         return stamp
@@ -282,9 +278,9 @@ class Outputs:
             with atomic_path(path) as tmp:
                 fig.savefig(tmp, format=ext, dpi=FIGURE_DPI, bbox_inches="tight", metadata=meta)
             paths.append(path)
-        record(self._stage, paths, self.provenance())
         _update_json(self._stage / "figures.json", {name: {"alt": alt, "title": title, **(
             {"verdict": verdict} if verdict else {}), **({"problems": problems} if problems else {})}})
+        record(self._stage, [*paths, self._stage / "figures.json"], self.provenance())
         _show(fig, paths[0], {"stem": name, "alt": alt})
         return self.dir / paths[0].name
 
@@ -320,7 +316,7 @@ class Outputs:
                "parameters": self.parameters, "seeds": self.seeds, "threads": threads_in_use(), **machine(), "metrics": summary}
         if note := get_profile(self.profile).note:
             doc["note"] = note
-        write_json(self._stage / "metrics.json", doc)
+        record(self._stage, [write_json(self._stage / "metrics.json", doc)], self.provenance())
         self.finish()
         return self.dir / "metrics.json"
 
@@ -342,8 +338,5 @@ class Outputs:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc_type is None:
-            self.finish()
-        else:
-            self.discard()
+        self.finish() if exc_type is None else self.discard()  # a run that raised leaves ``dir`` as it was
         return False

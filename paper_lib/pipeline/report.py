@@ -10,6 +10,7 @@ proves nothing); ``not informative at this budget`` (the control did not differ 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -152,9 +153,15 @@ def decide(claim: Claim, m: Metrics, profile: str) -> Verdict:
 
 
 def load_metrics(figures: Path, notebook: str) -> dict | None:
-    """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run."""
-    path = figures / notebook / "metrics.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    """The parsed ``figures/<notebook>/metrics.json``, or ``None`` if that notebook has not run. Raises ValueError:
+    it differs from the sha256 its ``provenance.json`` records (edited or damaged: a verdict is never read off it)."""
+    path, prov = figures / notebook / "metrics.json", figures / notebook / "provenance.json"
+    if not path.exists():
+        return None
+    sha = json.loads(prov.read_text(encoding="utf-8")).get(path.name, {}).get("sha256") if prov.exists() else None
+    if sha not in (None, hashlib.sha256(path.read_bytes()).hexdigest()):
+        raise ValueError(f"{path} differs from the sha256 its provenance.json records (edited or damaged); rerun it")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _fmt(s: Mapping[str, float]) -> str:

@@ -22,19 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_path, check_replaceable, fresh_dir, replace_dir, scratch_path
+from .deps import dependencies, digest
 from .failures import Attempt, quiet_start_errors, rel, signal_of, signals_interrupt, start_timeout
 from .kernel import KERNEL_ENV, describe_exit, exit_status, kernel_env, watched_kernel_manager
 from .params import check_values
 from .profiles import check_profile, get_profile
 from .provenance import RUN_ENV, check_clean, output_dir, record, source_commit, source_date_epoch
 from .render import number_cells, render_html, tidy
-from .sources import changed_since, paired_difference, read_hashes
 from .threads import WAIT_POLICY_ENV
 
 __all__ = ["KERNEL_ENV", "NotebookFailed", "RunPlan", "check_notebook_parameters", "convert", "describe_exit",
            "main", "plan", "render_html", "run_notebook", "tidy"]
 
-KERNEL_ARGS = ["--IPKernelApp.extensions=['paper_lib.pipeline.headless']"]  # text tqdm bars, streamed
+KERNEL_ARGS = ["--IPKernelApp.extensions=['paper_lib.pipeline.kernel']"]  # text tqdm bars, streamed
 PROFILE_PARAM = ("the profile is set with --profile, never with -p profile (it also decides where the outputs "
                  "and the executed notebook land)")
 
@@ -96,12 +96,11 @@ def convert(source: Path, ipynb: Path, text: str | None = None):
 
 
 def check_notebook_parameters(ipynb: Path, name: str, parameters: dict[str, Any]) -> None:
-    """Check ``parameters`` against the notebook's ``parameters`` cell; ValueError for ``profile``, a name the
-    cell lacks, a value whose type differs from the default's, or a bad shared value (:func:`check_values`)."""
+    """Check ``parameters`` (``profile`` refused already) against the notebook's ``parameters`` cell; ValueError
+    for a name the cell lacks, a value whose type differs from the default's, or a bad shared value
+    (:func:`check_values`)."""
     import papermill as pm
 
-    if "profile" in parameters:
-        raise ValueError(PROFILE_PARAM)
     known = pm.inspect_notebook(str(ipynb))
     if unknown := sorted(set(parameters) - set(known)):
         hint = (f"; a setting goes into overrides, e.g. -p overrides '{{\"{unknown[0]}\": ...}}'"
@@ -189,7 +188,7 @@ def run_notebook(source: str | Path, profile: str, parameters: dict[str, Any] | 
         raise ValueError(PROFILE_PARAM)
     commit = _check_publishable(source, p)
     text = source.read_text(encoding="utf-8")
-    read = {**read_hashes(source), source: hashlib.sha256(text.encode("utf-8")).hexdigest()}  # what this run read
+    read = {**{f: digest(f) for f in dependencies(source)}, source: hashlib.sha256(text.encode()).hexdigest()}
     timeout = start_timeout(start_timeout_s)
     check_replaceable(p.outputs)  # a read-only figures/<notebook>/: one line before any cell runs
     run = Attempt(p, scratch_path(p.root / "build" / "notebooks", p.name, ".ipynb"))  # this run's own conversion
@@ -255,10 +254,51 @@ def _check_publishable(source: Path, p: RunPlan) -> str:
     return commit
 
 
-def _warn_changed(read: dict[Path, str | None], name: str) -> None:
+def paired_notebook(source: Path) -> Path | None:
+    """The existing ``.ipynb`` that jupytext pairs with ``source`` (by ``jupytext.toml``, else beside it), or None."""
+    source = Path(source).resolve()
+    candidates = [source.with_suffix(".ipynb")]
+    try:
+        from jupytext.config import load_jupytext_config
+        from jupytext.paired_paths import paired_paths
+
+        config = load_jupytext_config(str(source))
+        if config and (formats := config.default_formats(str(source))):
+            candidates = [Path(p) for p, fmt in paired_paths(str(source), "py:percent", formats)
+                          if fmt.get("extension") == ".ipynb"] or candidates
+    except Exception:  # noqa: BLE001 - a config jupytext cannot pair with falls back to the sibling .ipynb
+        pass
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def paired_difference(source: Path) -> str | None:
+    """One line if the paired ``.ipynb`` of ``source`` has cells (type and source) that differ from the ``.py``'s:
+    which is newer, the first cell that differs and how to sync; else None. ValueError: an unreadable ``.ipynb``."""
+    import jupytext
+
+    source = Path(source).resolve()
+    if (ipynb := paired_notebook(source)) is None:
+        return None
+    try:
+        ours, theirs = jupytext.read(source).cells, jupytext.read(ipynb).cells
+    except Exception as err:  # noqa: BLE001 - a corrupt .ipynb (half-saved, a merge conflict) is named in one line
+        why = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"cannot read {ipynb.name}, paired with {source.name}: {why}; "
+                         f"delete it or sync it with `jupytext --sync {rel(source)}`") from None
+    pairs = [(a.cell_type, a.source.rstrip()) for a in ours], [(b.cell_type, b.source.rstrip()) for b in theirs]
+    if pairs[0] == pairs[1]:
+        return None
+    first = next((i for i, (a, b) in enumerate(zip(*pairs, strict=False)) if a != b), min(map(len, pairs)))
+    newer = ipynb.name if ipynb.stat().st_mtime > source.stat().st_mtime else source.name
+    return (f"{ipynb.name} (paired by jupytext) differs from {source.name} from cell {first + 1} on "
+            f"({len(pairs[1])} cells vs {len(pairs[0])}; {newer} is newer), and the run executes {source.name}: "
+            f"sync them with `jupytext --sync {rel(source)}` (the newer file's cells win) or delete {ipynb.name}")
+
+
+def _warn_changed(read: dict[Path, str], name: str) -> None:
     """One line naming the files whose content changed on disk while the run used what it had read."""
-    if changed := changed_since(read):
-        names = ", ".join(rel(f) for f in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    if edited := [f for f, sha in read.items() if (digest(f) if f.is_file() else None) != sha]:  # or gone
+        names = ", ".join(rel(f) for f in edited[:3]) + (f" and {len(edited) - 3} more" if len(edited) > 3 else "")
         print(f"warning: {names} changed on disk while {name} ran; its results are of the files as they were "
               "read at the start, and the next `make` reruns it", file=sys.stderr, flush=True)
 
@@ -270,10 +310,10 @@ def _publish(run: Attempt, done, parameters: dict[str, Any], commit: str) -> Non
     p, stage = run.plan, run.stage
     if p.publish:
         html = render_html(done, stage / f"{p.name}.html", p.name, figures_json=stage / "figures.json")
-        metrics = stage / "metrics.json"  # the kernel's thread count, as its outputs are stamped
-        threads = json.loads(metrics.read_text(encoding="utf-8")).get("threads") if metrics.is_file() else None
+        metrics = stage / "metrics.json"  # the kernel's thread count and versions, as its outputs are stamped
+        kernel = json.loads(metrics.read_text(encoding="utf-8")) if metrics.is_file() else {}
         record(stage, [html], {"source": f"notebooks/{p.name}.py", "profile": p.profile, "parameters": parameters,
-                               "git_commit": commit, **({"threads": threads} if threads else {})})
+                               "git_commit": commit, **{k: kernel[k] for k in ("threads", "versions") if k in kernel}})
     replace_dir(stage, p.outputs)
     run.phase = "published"
     with atomic_path(p.executed) as tmp:

@@ -17,6 +17,8 @@ import types
 import typing
 from typing import Any, Mapping, TypeVar
 
+from .profiles import SettingError, check_profile
+
 T = TypeVar("T")
 
 _BOUNDS = "paper_lib.bounds"  # the key of a field's range in its dataclass metadata
@@ -84,14 +86,14 @@ def check_value(name: str, annotation, value, where: str = "settings", bounds=No
         rng = bounds if bounds is not None else (1, None, False, False, False) if annotation is int else None
         if not _fits(annotation, value) or (rng is not None and annotation in (int, float) and not _in_range(value, rng)):
             need = _KINDS[annotation] + (f" {_range_text(rng)}" if rng is not None and annotation in (int, float) else "")
-            raise ValueError(f"{_named(where, name)}={value!r}: must be {need}")
+            raise SettingError(f"{_named(where, name)}={value!r}: must be {need}")
     elif origin is tuple:
         _check_list(name, args, value, where, bounds)
     elif origin is dict:
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-            raise ValueError(f"{_named(where, name)}={value!r}: must be a dict of name -> value")
+            raise SettingError(f"{_named(where, name)}={value!r}: must be a dict of name -> value")
         if bounds is not None and bounds[4] and not value:
-            raise ValueError(f"{_named(where, name)}={dict(value)!r}: must name at least one")
+            raise SettingError(f"{_named(where, name)}={dict(value)!r}: must name at least one")
         for key, v in value.items():
             check_value(f"{name}.{key}", args[1], v, where, bounds)
 
@@ -104,18 +106,18 @@ def _check_list(name: str, args, value, where: str, bounds) -> None:
     """:func:`check_value` for a ``tuple[X, ...]`` or ``tuple[X, Y]`` field."""
     kinds = [a for a in args if a is not Ellipsis]
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{_named(where, name)}={value!r}: must be a list")
+        raise SettingError(f"{_named(where, name)}={value!r}: must be a list")
     if Ellipsis not in args and len(value) != len(args):
-        raise ValueError(f"{_named(where, name)}={value!r}: must be a list of {len(args)} values")
+        raise SettingError(f"{_named(where, name)}={value!r}: must be a list of {len(args)} values")
     if bounds is not None and bounds[4] and not value:
-        raise ValueError(f"{_named(where, name)}={value!r}: must be a non-empty list")
+        raise SettingError(f"{_named(where, name)}={value!r}: must be a non-empty list")
     for i, v in enumerate(value):
         kind = kinds[0] if Ellipsis in args else kinds[i]
         if kind in _KINDS and not _fits(kind, v):
             plural = {int: "integers", float: "numbers", bool: "true/false values", str: "strings"}[kind]
-            raise ValueError(f"{_named(where, name)}={list(value)!r}: must be a list of {plural}")
+            raise SettingError(f"{_named(where, name)}={list(value)!r}: must be a list of {plural}")
         if bounds is not None and kind in (int, float) and not _in_range(v, bounds):
-            raise ValueError(f"{_named(where, name)}={list(value)!r}: every value must be {_range_text(bounds)}")
+            raise SettingError(f"{_named(where, name)}={list(value)!r}: every value must be {_range_text(bounds)}")
 
 
 def check_fields(obj, where: str | None = None) -> None:
@@ -134,23 +136,23 @@ def apply_overrides(obj: T, overrides: Mapping[str, Any] | None, where: str = "s
     if not overrides:
         return obj
     if not isinstance(overrides, Mapping):
-        raise ValueError(f"{where}: overrides must be a dict of setting -> value, got {type(overrides).__name__}")
+        raise SettingError(f"{where}: overrides must be a dict of setting -> value, got {type(overrides).__name__}")
     bounds = {f.name: f.metadata.get(_BOUNDS) for f in dataclasses.fields(obj)}
     names, hints = list(bounds), typing.get_type_hints(type(obj))
     if unknown := sorted(set(overrides) - set(names)):
         nested = [f"{where}.{n}.{k}" for k in unknown for n in names if dataclasses.is_dataclass(getattr(obj, n))
                   and k in {f.name for f in dataclasses.fields(getattr(obj, n))}]
-        raise ValueError(f"unknown setting(s) {', '.join(f'{where}.{k}' for k in unknown)}; "
-                         f"allowed: {', '.join(names)}" + (f" (did you mean {', '.join(nested)}?)" if nested else ""))
+        raise SettingError(f"unknown setting(s) {', '.join(f'{where}.{k}' for k in unknown)}; "
+                           f"allowed: {', '.join(names)}" + (f" (did you mean {', '.join(nested)}?)" if nested else ""))
     changes = {}
     for key, value in overrides.items():
         current = getattr(obj, key)
         if dataclasses.is_dataclass(current) and not isinstance(current, type):
             if not isinstance(value, Mapping):
-                raise ValueError(f"{where}.{key} takes a dict of its fields, got {value!r}")
+                raise SettingError(f"{where}.{key} takes a dict of its fields, got {value!r}")
             value = apply_overrides(current, value, f"{where}.{key}")
         elif isinstance(value, Mapping) and not isinstance(current, Mapping):
-            raise ValueError(f"{where}.{key} is not a group of settings; got a dict {dict(value)!r}")
+            raise SettingError(f"{where}.{key} is not a group of settings; got a dict {dict(value)!r}")
         elif isinstance(value, Mapping):                      # a mapping field: merged key by key
             value = {k: v for k, v in {**current, **value}.items() if v is not None}
             check_value(key, hints.get(key), value, where, bounds.get(key))
@@ -167,8 +169,6 @@ def configure(default: T, section: str, profile: str, overrides: Mapping[str, An
               profiles: Mapping[str, Mapping[str, Any]] | None = None) -> T:
     """``default`` with ``profiles[profile][section]`` (:data:`paper_lib.profile_settings.PROFILE_SETTINGS`),
     then ``overrides``, applied. Raises ValueError: unknown profile, or an unknown key in either."""
-    from .profiles import check_profile
-
     changes = copy.deepcopy(dict((profiles or {}).get(check_profile(profile), {})).get(section))
     return _prefixed(_prefixed(default, changes, f"{section}[{profile}]"), overrides, section)
 
@@ -185,7 +185,7 @@ def _prefixed(obj, overrides, where):
             if dataclasses.is_dataclass(getattr(obj, f.name)) and message.startswith(prefix):
                 message = f"{where}.{f.name}." + message[len(prefix):]
                 break
-        raise ValueError(message) from None
+        raise SettingError(message) from None
 
 
 def as_dict(obj) -> dict[str, Any]:
@@ -216,9 +216,9 @@ def check_seed_list(seeds: Any, where: str = "seeds") -> list[int]:
     listed = not isinstance(seeds, (str, bytes, Mapping)) and isinstance(seeds, collections.abc.Iterable)
     seeds = list(seeds) if listed else seeds
     if not listed or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise ValueError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
+        raise SettingError(f"{where} must be a non-empty list of integers, e.g. [0, 1], got {seeds!r}")
     if len(set(seeds)) != len(seeds):
-        raise ValueError(f"{where} must be distinct, got {seeds}")
+        raise SettingError(f"{where} must be distinct, got {seeds}")
     return seeds
 
 

@@ -29,7 +29,7 @@ from typing import Iterable, Mapping
 import nbformat
 import pandas as pd
 
-from .atomic import fresh_dir, replace_dir
+from .atomic import STAGING_MARK, fresh_dir, real_target, replace_dir
 from .markdown import dollars_to_mathml, escape_tags
 from .marks import figure_alt
 from .profiles import check_profile, get_profile
@@ -221,15 +221,20 @@ FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
 
 def stage(profile: str, staging: Path, executed: Path, figures: Path, claims: Claims,
           headline: tuple[str, str] | None = None, summary: str = "", adds: str = "", guide: Path | None = None,
-          cite: str = "") -> list[str]:
+          cite: str = "", sources: Path | None = None) -> list[str]:
     """Write the book's sources into ``staging`` (``_config.yml``, ``_toc.yml``, ``index.md``, the
     pages, the figure ``headline``: ``(notebook, figure stem)``, the pages of ``guide``: a folder of
-    Markdown files, each titled by its first line) and return the notebooks' names.
+    Markdown files, each titled by its first line) and return the notebooks' names; with ``sources``
+    (``notebooks/``), only of those whose source is there now (one line names the executed ones left
+    out: renamed or removed).
 
     Raises:
         FileNotFoundError: no executed notebook in ``executed`` (run ``make all`` first).
     """
     paths = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
+    if gone := [p.stem for p in paths if sources is not None and not (sources / f"{p.stem}.py").is_file()]:
+        print(f"site: left out {', '.join(gone)}, executed in {executed} but no longer in {sources}", flush=True)
+        paths = [p for p in paths if p.stem not in gone]
     if not paths:
         raise FileNotFoundError(f"no executed notebook in {executed}; run `make all PROFILE={profile}` first")
     table = claims_table(figures, claims)
@@ -309,14 +314,39 @@ def site_dir(profile: str, root: Path = REPO_ROOT) -> Path:
     return Path(root) / docs if docs else Path(root) / "build" / profile / "docs"
 
 
+def foreign(site: Path, made: Path) -> list[str]:
+    """The names in ``site`` that no build made (``CNAME``, ``docs/gpu/``): not in the new build ``made``, not Sphinx's
+    (a ``_`` folder, ``.buildinfo``, a page setting ``DOCUMENTATION_OPTIONS``), not a staging folder. Our design."""
+    def built(p: Path) -> bool:
+        text = p.read_text(encoding="utf-8", errors="replace") if p.suffix == ".html" and p.is_file() else ""
+        return "DOCUMENTATION_OPTIONS" in text or (made / p.name).exists() or p.name.startswith("_") or \
+            p.name == ".buildinfo" or any(m in p.name for m in (STAGING_MARK, ".old-"))
+    return sorted(p.name for p in site.iterdir() if not built(p)) if site.is_dir() else []
+
+
+def render_book(staging: Path, out: Path) -> Path:
+    """Jupyter Book's HTML of the book in ``staging``, built under ``out``; returns its folder.
+    Raises RuntimeError: jupyter-book is not installed, or its build failed (its last lines)."""
+    if importlib.util.find_spec("jupyter_book") is None:
+        raise RuntimeError("jupyter-book is not installed: pip install -e '.[site]' (`make site` does)")
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
+           "--path-output", str(out), "--builder", "html"]
+    proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace")
+    if proc.returncode != 0 or not (out / "_build" / "html" / "index.html").exists():
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
+    return out / "_build" / "html"
+
+
 def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None = None,
           executed: Path | None = None, figures: Path | None = None, headline: tuple[str, str] | None = None,
           summary: str = "", adds: str = "", guide: Path | None = None, cite: str = "") -> Path:
-    """Build the site of ``profile`` for ``claims`` from ``executed`` (default
-    ``build/executed/<profile>``) and ``figures`` (default the profile's figures folder), replace
-    ``out`` (default :func:`site_dir`) with it and return ``out``. ``headline``: ``(notebook, figure
-    stem)`` of the landing page's figure; ``summary``, ``adds``: what the paper claims and what the companion
-    adds, in words; ``guide``: a folder of Markdown pages (default ``root/guide``); ``cite``: BibTeX.
+    """Build the site of ``profile`` for ``claims`` from ``executed`` (default ``build/executed/<profile>``, those
+    in ``root/notebooks`` now) and ``figures`` (default the profile's), replace ``out`` (default :func:`site_dir`)
+    with it, keeping what no build made (:func:`foreign`, named in one line), and return ``out`` (a build that stops
+    leaves it as it was). ``headline``: ``(notebook, figure stem)`` of the landing page's figure; ``summary``,
+    ``adds``: what the paper claims and what the companion adds, in words; ``guide``: a folder of Markdown pages
+    (default ``root/guide``); ``cite``: BibTeX.
 
     Raises:
         ValueError: unknown profile.
@@ -324,8 +354,6 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
         RuntimeError: Jupyter Book failed (its last lines), or a page loads a remote asset.
     """
     check_profile(profile)
-    if importlib.util.find_spec("jupyter_book") is None:
-        raise RuntimeError("jupyter-book is not installed: pip install -e '.[site]' (`make site` does)")
     root = Path(root)
     out = Path(out) if out is not None else site_dir(profile, root)
     executed = Path(executed) if executed is not None else root / "build" / "executed" / profile
@@ -333,20 +361,25 @@ def build(profile: str, claims: Claims, root: Path = REPO_ROOT, out: Path | None
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         (staging := Path(tmp) / "book").mkdir()
         stage(profile, staging, executed, figures, claims, headline, summary, adds,
-              Path(guide) if guide is not None else root / "guide", cite)
-        cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(staging),
-               "--path-output", str(Path(tmp) / "out"), "--builder", "html"]
-        proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace")
-        html_dir = Path(tmp) / "out" / "_build" / "html"
-        if proc.returncode != 0 or not (html_dir / "index.html").exists():
-            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}): {tail}")
+              Path(guide) if guide is not None else root / "guide", cite, root / "notebooks")
+        html_dir = render_book(staging, Path(tmp) / "out")
         slim_pages(html_dir)
         if remote := remote_assets(html_dir):
             raise RuntimeError(f"the site would load {len(remote)} remote asset(s), first: {remote[0]}")
         for junk in [*html_dir.rglob("*.map"), html_dir / ".buildinfo"]:  # source maps (3 MB): for debuggers
             junk.unlink(missing_ok=True)
         (html_dir / ".nojekyll").write_text("", encoding="utf-8")
-        new = fresh_dir(out)
-        shutil.copytree(html_dir, new, dirs_exist_ok=True)
-    return replace_dir(new, out)
+        kept, new = foreign(real_target(out), html_dir), fresh_dir(out)
+        try:
+            for name in kept:  # copied, links as links, so that the old folder stays whole until the swap
+                if (out / name).is_dir() and not (out / name).is_symlink():
+                    shutil.copytree(out / name, html_dir / name, symlinks=True)
+                else:
+                    shutil.copy2(out / name, html_dir / name, follow_symlinks=False)
+            shutil.copytree(html_dir, new, dirs_exist_ok=True, symlinks=True)
+            done = replace_dir(new, out)
+        finally:
+            shutil.rmtree(new, ignore_errors=True)  # gone once swapped in; else a half copy
+    if kept:
+        print(f"site: kept {len(kept)} file(s) in {out} that no build made: {', '.join(kept)}", flush=True)
+    return done

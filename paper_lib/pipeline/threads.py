@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import importlib.util
 import os
 import sys
+from pathlib import Path
 from typing import Iterator
 
 from .profiles import PROFILES
@@ -23,14 +26,6 @@ WAIT_POLICY_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 _LIMITER = None  # the threadpoolctl limiter, kept alive so its limits hold
-
-
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
 
 
 JOB_THREADS = 1
@@ -70,19 +65,29 @@ def threads_in_use() -> int:
     return torch.get_num_threads()
 
 
-def machine() -> dict[str, str]:
-    """The processor, for the stamps: ``cpu`` (the OS's model name) and ``cpu_capability`` (torch's kernel
-    dispatch level); bit-identical results need the same kind of machine at equal thread counts."""
+@functools.cache
+def machine() -> dict:
+    """For the stamps, what the numbers depend on besides the code and threads: ``cpu`` (the model), ``cpu_capability``
+    (torch's dispatch level), ``versions`` of torch, numpy, scipy, scikit-learn, pandas and ``blas``: each BLAS loaded
+    with numpy's and scipy's (threadpoolctl's library, version, owner; torch's is in its build)."""
     import platform
+    from importlib import metadata
 
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS beside numpy's)
     import torch
+    from threadpoolctl import threadpool_info
 
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         cpu = ""
-    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    versions = {n: metadata.version(n) for n in ("torch", "numpy", "scipy", "scikit-learn", "pandas")
+                if importlib.util.find_spec(n.replace("scikit-learn", "sklearn"))}
+    blas = {f"{p['internal_api']} {p['version']} ({Path(p['filepath']).parent.name.removesuffix('.libs')})"
+            for p in threadpool_info() if p["user_api"] == "blas"}
+    return {"cpu": cpu or platform.processor() or platform.machine(), "cpu_capability":
+            torch.backends.cpu.get_cpu_capability(), "versions": {**versions, "blas": "; ".join(sorted(blas))}}
 
 
 def tune_allocator() -> bool:
