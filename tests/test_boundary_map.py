@@ -427,3 +427,17 @@ def test_depth_row_without_steps_says_which_metric_is_missing():
     m = summarise({f"depth_both_acc_{a}_{L}": [0.95, 0.96] for a in ARMS for L in (4, 16)})
     v = decide(CLAIMS["depth_map"], m, "cpu")
     assert v.holds.startswith("metric missing") and "no depth_steps_to_criterion_plain_<L>" in v.reason
+
+
+def test_the_depth_rows_rival_is_the_fastest_learned_arm_its_rule_names(tmp_path):
+    from paper_lib.claims.boundary_rules import fastest_learned
+    m = _m(**_steps({"plain": (4000, 300), "dwa": (1300, 200), "highway": (1500, 150)}, {}))
+    assert fastest_learned()(m) == "depth_steps_to_criterion_dwa_16" and fastest_learned()({}) == ""
+    import json
+
+    from paper_lib.pipeline.report import claims_table
+    folder = tmp_path / "06_boundary_map"
+    folder.mkdir()
+    (folder / "metrics.json").write_text(json.dumps({"profile": "cpu", "metrics": m}))
+    row = claims_table(tmp_path, CLAIMS).set_index("key").loc["depth_map"]
+    assert row["against"].startswith("1300") and "learned depth weights" in row["versus"]   # dwa, in words

@@ -202,7 +202,8 @@ def _metric_patterns():
 
     labels = CLAIMS.labels
     exact = [re.escape(n) for n in labels.exact] + [re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for _, p, _, _ in labels.templates]
-    prefixes = {p for c in CLAIMS for p in (*c.prefixes, *c.shown, c.headline, c.versus, *c.metrics) if p}
+    prefixes = {p for c in CLAIMS for p in (*c.prefixes, *c.shown, c.headline, c.versus, *c.metrics)
+                if p and isinstance(p, str)}
     return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(exact) + r")(?![A-Za-z0-9_])"), sorted(prefixes)
 
 
@@ -240,7 +241,8 @@ def test_every_metric_a_claim_reads_has_words():
 
     labels = CLAIMS.labels
     for c in CLAIMS:
-        for name in (*c.metrics, *(n for n in (c.headline, c.versus) if n and not n.endswith("_"))):
+        for name in (*c.metrics, *(n for n in (c.headline, c.versus) if isinstance(n, str) and n
+                                   and not n.endswith("_"))):
             assert labels.has(name), f"claim {c.key}: metric {name} has no label"
         path = PKG.parent / "figures" / c.notebook / "metrics.json"
         shown = [k for k in json.loads(path.read_text())["metrics"] if k.startswith((*c.prefixes, *c.shown))

@@ -17,7 +17,7 @@ from ..pipeline.rules import Gate, Metrics, Rule, first_gate, unless_cut
 from ..pipeline.rules import ci as _ci
 from ..pipeline.rules import mean as _m
 from ..pipeline.rules import sizes as _sizes
-from .boundary_rules import depth_carry_selection, reads_nothing, traces_keep_structure
+from .boundary_rules import depth_carry_selection, fastest_learned, reads_nothing, traces_keep_structure
 
 # --------------------------------------------------------------------------- the metrics and their words
 
@@ -220,7 +220,7 @@ CLAIMS = Claims((
           "learner input-dependent?", "the paper's general principle", None, "06_boundary_map", (),
           depth_carry_selection(),
           gate=depth_learnable(), prefixes=("depth_steps_to_criterion_", "depth_copy_acc_", "depth_both_acc_"),
-          figure="depth_map.png", headline="depth_steps_to_criterion_plain_", versus="depth_steps_to_criterion_highway_",
+          figure="depth_map.png", headline="depth_steps_to_criterion_plain_", versus=fastest_learned(),
           controls="positive: some rule keeps both the copy and the state at 0.9 at the shallowest depth, and the plain "
                    "residual keeps the copy of the first input at the deepest; negative: the fixed decay 0.5 loses the "
                    "first input at the deepest depth (copy below 0.5, below the plain residual's); every seed of every "

@@ -6,6 +6,7 @@ runs neither map.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ..pipeline.rules import Gate, Metrics, Rule, cut_arms
 from ..pipeline.rules import ci as _ci
@@ -127,3 +128,14 @@ def depth_carry_selection(suffixes: tuple[str, ...] | None = None, fixed: str = 
                     "D and S hold at every width; partly if F holds at every width and D at one at least; else no; "
                     f"{NOT_ATTRIBUTABLE} if the {forgets} arm was cut at its step cap (F reads it where it stopped)")
     return rule
+
+
+def fastest_learned(learned: tuple[str, ...] = ("dwa", "gate", "highway", "static"), fixed: str = "plain") -> Callable[
+        [Metrics], str]:
+    """The depth row's rival as its rule names it: the metric of the ``learned`` arm with the fewest steps to the
+    criterion at the deepest depth, headline width (``depth_steps_to_criterion_<arm>_<L>``); '' where none ran."""
+    def pick(m: Metrics) -> str:
+        depths = _sizes(m, f"depth_steps_to_criterion_{fixed}_")
+        names = [f"depth_steps_to_criterion_{a}_{depths[-1]}" for a in learned] if depths else []
+        return min((n for n in names if n in m), key=lambda n: _m(m, n), default="")
+    return pick

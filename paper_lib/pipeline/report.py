@@ -59,7 +59,7 @@ class Claim:
     figure: str = ""
     shown: tuple[str, ...] = ()
     headline: str = ""
-    versus: str = ""
+    versus: str | Callable[[Metrics], str] = ""  # or the rival the rule names, chosen from the metrics
     comparable: bool = True
     gated: str = "not informative at this budget"
     controls: str = ""
@@ -222,9 +222,9 @@ def claims_table(figures: Path, claims: Claims) -> pd.DataFrame:
         if shown:
             n = m[shown[0]].get("n", "?")
             row["ours"] = "; ".join(f"{label(k)} {_fmt(m[k])}" for k in shown) + f" ({profile}, n={n})"
-        head = c.headline or (c.metrics[0] if c.metrics else "")
-        rows.append({**row, "headline": _cell(m, head, label), "value": _cell(m, head), "against": _cell(m, c.versus),
-                     "versus": _cell(m, c.versus, label), "distance": _distance(c, m), "holds": verdict.holds,
+        head, vs = c.headline or (c.metrics[0] if c.metrics else ""), c.versus(m) if callable(c.versus) else c.versus
+        rows.append({**row, "headline": _cell(m, head, label), "value": _cell(m, head), "against": _cell(m, vs),
+                     "versus": _cell(m, vs, label), "distance": _distance(c, m), "holds": verdict.holds,
                      "why": plain(verdict.reason), "number": verdict.number, "says": verdict.controls})
     return pd.DataFrame(rows, columns=["key", "notebook", "claim", "name", "paper", "headline", "value", "versus",
                                        "against", "distance",
