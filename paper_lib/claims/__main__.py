@@ -86,10 +86,11 @@ def publish(figures: Path) -> None:
         folder = figures / nb
         mine = [r for r in rows if r["notebook"] == nb]
         marked = mark_figures(folder, figure_marks(mine, keyed))
-        meta = json.loads((folder / "figures.json").read_text(encoding="utf-8")) if (folder / "figures.json").is_file() else {}
+        meta_path, prov = folder / "figures.json", folder / "provenance.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         page = folder / f"{nb}.html"
         if finish_page(page, meta, findings_html(mine)):
-            stamps = json.loads((folder / "provenance.json").read_text(encoding="utf-8")) if (folder / "provenance.json").is_file() else {}
+            stamps = json.loads(prov.read_text(encoding="utf-8")) if prov.is_file() else {}
             record(folder, [page], {k: v for k, v in stamps.get(page.name, {}).items() if k != "sha256"})
         if marked:
             print(f"{nb}: marked {', '.join(marked)}")

@@ -8,7 +8,7 @@ from .profiles import PROFILES
 
 
 def count(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and ``word`` in the right number: ``count(1, "seed")`` -> ``1 seed``, ``count(3, "seed")`` -> ``3 seeds``."""
+    """``n`` and ``word`` in the right number: ``count(1, "seed")`` is ``1 seed``, with 3 ``3 seeds``."""
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 

@@ -55,8 +55,8 @@ def figure_stem(output) -> str | None:
 
 def finish_page(page: Path, meta: dict, findings: str = "") -> bool:
     """Open the published ``page`` (a notebook's HTML) with ``findings`` (a ``<section id="findings">``, replacing
-    one there) right after its title, and show each figure's published PNG beside it (``<img data-figure=stem>``) with the
-    alt text of its ``figures.json`` entry in ``meta`` (band first). Returns whether the page changed."""
+    one there) right after its title, and show each figure's published PNG beside it (``<img data-figure=stem>``)
+    with the alt text of its ``figures.json`` entry in ``meta`` (band first). Returns whether the page changed."""
     import base64
 
     from bs4 import BeautifulSoup  # nbconvert's own dependency
@@ -101,8 +101,9 @@ def offline(soup) -> None:
 
 def render_html(nb, path: Path, title: str, figures_json: Path | None = None) -> Path:
     """Write ``nb`` at ``path`` (returned) as one self-contained HTML page: no progress bars, each figure's image
-    named by its stem (``data-figure``) with its alt text from ``figures_json``, :func:`offline`, and without what the cell tags of :data:`HTML_TAGS`
-    remove (a wall time, an absolute path), so a rerun with the same numbers writes the same HTML."""
+    named by its stem (``data-figure``) with its alt text from ``figures_json``, :func:`offline`, and without what
+    the cell tags of :data:`HTML_TAGS` remove (a wall time, an absolute path), so a rerun with the same numbers
+    writes the same HTML."""
     from bs4 import BeautifulSoup  # nbconvert's own dependency, which writes the generic alt
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -122,7 +123,8 @@ def render_html(nb, path: Path, title: str, figures_json: Path | None = None) ->
     exporter.register_preprocessor(TagRemovePreprocessor(**HTML_TAGS), enabled=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     soup = BeautifulSoup(body, features="html.parser")
-    meta = json.loads(Path(figures_json).read_text(encoding="utf-8")) if figures_json and Path(figures_json).is_file() else {}
+    known = figures_json and Path(figures_json).is_file()
+    meta = json.loads(Path(figures_json).read_text(encoding="utf-8")) if known else {}
     for img in soup.find_all("img"):
         if stem := images.get(img.get("src", "").removeprefix("data:image/png;base64,").strip()):
             img["data-figure"] = stem

@@ -313,7 +313,7 @@ def _between(text: str, start: str, end: str, new: str) -> str | None:
 
 
 def update_readme(readme: Path, table: pd.DataFrame, adds: str = "") -> bool:
-    """Put :func:`summary_markdown` between ``readme``'s ``summary`` markers; False where the file or they are missing."""
+    """Put :func:`summary_markdown` between ``readme``'s ``summary`` markers; False where either is missing."""
     old = readme.read_text(encoding="utf-8") if readme.exists() else ""
     text = _between(old, "<!-- summary:start -->", "<!-- summary:end -->", summary_markdown(table, adds))
     if text is None:

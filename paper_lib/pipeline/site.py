@@ -47,7 +47,7 @@ def md_escape(text: object) -> str:
 
 
 def figure_meta(figures: Path, notebook: str, stem: str) -> dict:
-    """Figure ``stem``'s entry in ``figures/<notebook>/figures.json`` (``{stem: {"alt", "title", "mark"}}``), or ``{}``."""
+    """Figure ``stem``'s entry in ``figures/<notebook>/figures.json`` (``{"alt", "title", "mark"}``), or ``{}``."""
     meta = figures / notebook / "figures.json"
     return (json.loads(meta.read_text(encoding="utf-8")).get(stem) or {}) if meta.exists() else {}
 
@@ -301,7 +301,8 @@ def slim_pages(site: Path) -> None:
                 script.decompose()
         for img in soup.select("article img"):
             if img.get("src") and img.find_parent("a") is None:
-                img.wrap(soup.new_tag("a", href=img["src"], attrs={"class": "full-size", "title": "the figure at full size"}))
+                img.wrap(soup.new_tag("a", href=img["src"],
+                                      attrs={"class": "full-size", "title": "the figure at full size"}))
         page.write_text(str(soup), encoding="utf-8")
     for script in site.glob("_static/scripts/fontawesome.js*"):
         script.unlink()
