@@ -446,7 +446,8 @@ lag = pd.concat([r["lag"] for r in lag_results], ignore_index=True)
 sigma = settings.lag.sigma
 out.save_data(lag, "lag_curves")
 fig = tt.plot_lag(lag, profile, sigma)
-out.save_figure(fig, "lag_decodability", title="What an EMA trace bank keeps about the past, against a GRU, under noise",
+out.save_figure(fig, "lag_decodability",
+                title="What an EMA trace bank keeps about the past, against a GRU, under noise",
                 alt="Curves of held-out accuracy in decoding the identity (left) and the role (right) of the token k "
                     "steps back, against the lag k, for each single EMA rate, the whole EMA bank and a GRU language "
                     "model of the same width read by linear probes, every state with Gaussian noise per number per "
@@ -461,8 +462,9 @@ decoder = decoder_metrics(lag, settings.lag.oracle_lags)  # the metrics: at the 
 dec = lag[lag.state == DECODER].groupby("lag").accuracy.mean()
 exact = lag[lag.state == DECODER_EXACT].groupby("lag").accuracy.mean()
 display(Markdown(
-    f"**Identity, linear probe (σ = {sigma:g}).** The bank reads the current word with {L[bank]['identity'].loc[0]:.3f}, "
-    f"the word one back {L[bank]['identity'].loc[1]:.3f} (chance {chance['identity']:.3f}); the GRU "
+    f"**Identity, linear probe (σ = {sigma:g}).** The bank reads the current word with "
+    f"{L[bank]['identity'].loc[0]:.3f}, the word one back {L[bank]['identity'].loc[1]:.3f} "
+    f"(chance {chance['identity']:.3f}); the GRU "
     f"{L[gru]['identity'].loc[1]:.3f}. **Role.** The bank reads the role k back with {L[bank]['role'].loc[0]:.3f} at "
     f"k = 0 and {L[bank]['role'].loc[k4]:.3f} at k = {k4}; the GRU {L[gru]['role'].loc[0]:.3f} and "
     f"{L[gru]['role'].loc[k4]:.3f}. Half of the linear decodability above chance survives to lag "
@@ -473,7 +475,8 @@ display(Markdown(
        f"{fmt(decoder['lag_decoder_bank_fail_lag'], 1)} (per seed: "
        f"{', '.join(f'{v:g}' for v in decoder['lag_decoder_bank_fail_lag'])}; {dec.iloc[-1]:.4f} at lag "
        f"{int(dec.index.max())}). Without the noise the same decoder's lowest reading over lags 0 to "
-       f"{int(exact.index.max())} is {exact.min():.4f}: in exact arithmetic the bank holds all of it." if len(dec) else "")))
+       f"{int(exact.index.max())} is {exact.min():.4f}: in exact arithmetic the bank holds all of it."
+       if len(dec) else "")))
 
 # %%
 oracle_seeds = [int(r["lag"].seed.iloc[0]) for r in lag_results if r["oracle"]]
@@ -495,24 +498,28 @@ if oracle_seeds:
                                                if f"lag_oracle_{st}_{k}" in lag_oracle_metrics else "—"
                                                for st in ORACLE_NAMES},
                                   f"bank, closed-form decoder, σ = {sigma:g}": fmt(
-                                      lag[(lag.state == DECODER) & (lag.lag == k) & lag.seed.isin(oracle_seeds)].accuracy),
+                                      lag[(lag.state == DECODER) & (lag.lag == k)
+                                          & lag.seed.isin(oracle_seeds)].accuracy),
                                   "bank, closed-form decoder, no noise": fmt(
                                       lag[(lag.state == DECODER_EXACT) & (lag.lag == k)
                                           & lag.seed.isin(oracle_seeds)].accuracy),
                                   "chance": fmt(lag_oracle_metrics[f"lag_oracle_chance_{k}"]),
-                                  **{f"why the {who} oracle stopped (per seed)": ", ".join(STOP_WORDS[s[k]] for s in stops[st])
+                                  **{f"why the {who} oracle stopped (per seed)":
+                                     ", ".join(STOP_WORDS[s[k]] for s in stops[st])
                                      for st, who in (("bank", "bank"), ("gru", "GRU"))}} for k in o_lags])
     out.save_table(oracle_table, "lag_oracle")
     display(oracle_table)
     docs_read = [r["oracle"]["documents"]["bank"] for r in lag_results if r["oracle"]]
     display(Markdown(
         f"**The oracle fed fresh documents** (seeds {', '.join(map(str, oracle_seeds))}; up to "
-        f"{max(docs_read)} fresh documents of {lag_results[0]['oracle']['T']} tokens per fit, σ = {sigma:g}) reads the "
-        f"word {o_lags[-1]} back from the noisy bank with {fmt(lag_oracle_metrics[f'lag_oracle_bank_{o_lags[-1]}'])} and "
-        f"from the noisy GRU state with {fmt(lag_oracle_metrics[f'lag_oracle_gru_{o_lags[-1]}'])} (the linear probe: bank "
+        f"{max(docs_read)} fresh documents of {lag_results[0]['oracle']['T']} tokens per fit, σ = {sigma:g}) reads "
+        f"the word {o_lags[-1]} back from the noisy bank with "
+        f"{fmt(lag_oracle_metrics[f'lag_oracle_bank_{o_lags[-1]}'])} and from the noisy GRU state with "
+        f"{fmt(lag_oracle_metrics[f'lag_oracle_gru_{o_lags[-1]}'])} (the linear probe: bank "
         f"{L[bank]['identity'].loc[o_lags[-1]]:.3f}, GRU {L[gru]['identity'].loc[o_lags[-1]]:.3f}; the bank's decoder "
-        f"{dec.get(o_lags[-1], float('nan')):.3f}). A reader cut at its cap (still improving, or never off the chance loss) reads a "
-        "lower bound only; where a closed-form reader beats the oracle on the same state, the oracle was not an upper "
+        f"{dec.get(o_lags[-1], float('nan')):.3f}). A reader cut at its cap (still improving, or never off the chance "
+        "loss) reads a lower bound only; where a closed-form reader beats the oracle on the same state, the oracle "
+        "was not an upper "
         "bound of that state."))
 
 # %% [markdown]
@@ -579,10 +586,12 @@ metrics |= decoder | lag_oracle_metrics
 metrics["lag_sigma"] = [r["sigma"] for r in sorted(lag_results, key=lambda r: int(r["lag"].seed.iloc[0]))]
 metrics = {k: v for k, v in metrics.items() if len(v)}
 out.write_metrics(metrics)
-for key in ("transfer_B", "deep", "attractors", "structure", "content", "lag_equal_state"):  # the verdicts REPORT.md shows, by the same rule
+# the verdicts REPORT.md shows, by the same rules
+for key in ("transfer_B", "deep", "attractors", "structure", "content", "lag_equal_state"):
     display(Markdown(CLAIMS.markdown(key, metrics, profile)))
 
 # %% tags=["remove-cell"]
-display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in {time.perf_counter() - t_start:.0f} s with "
-                 f"{n_threads} thread{'s' * (n_threads != 1)}; per seed, stage times (s): "
+display(Markdown(f"Outputs in `{os.path.relpath(out.dir)}`; this notebook ran in "
+                 f"{time.perf_counter() - t_start:.0f} s with {n_threads} thread{'s' * (n_threads != 1)}; per seed, "
+                 "stage times (s): "
                  + ", ".join(f"{c} {timings[c].mean():.1f}" for c in timings.columns if c != "seed") + "."))

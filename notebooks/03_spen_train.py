@@ -213,9 +213,11 @@ out.save_figure(fig, "token_scaling", title="Held-out loss against training toke
                     "SPEN (ln 260) and GPT-2 (ln 33) as labelled dashed lines.")
 plt.show()
 display(Markdown(
-    f"Mean over {count(len(SEEDS), 'seed')}: {st.crossing(scaling)}. What this budget can show: which model learns faster "
-    f"from the first {train_tokens:,} tokens at about {(params['spen'] - embed) / 1e6:.1f}M parameters besides the "
-    "embedding, and whether the gap is closing. What it cannot show: the paper's regime (130M parameters, billions of tokens), where attention's "
+    f"Mean over {count(len(SEEDS), 'seed')}: {st.crossing(scaling)}. What this budget can show: which model learns "
+    f"faster from the first {train_tokens:,} tokens at about {(params['spen'] - embed) / 1e6:.1f}M parameters "
+    "besides the "
+    "embedding, and whether the gap is closing. What it cannot show: the paper's regime (130M parameters, billions "
+    "of tokens), where attention's "
     "advantage is expected to grow with data; a lead here is a statement about small budgets only."))
 
 # %% [markdown]

@@ -52,7 +52,10 @@
 # trace bank beside it and as the GRU's; it has more parameters, see the budget table) and
 # `spen_token_attention` (sees every earlier token), the matched 2-layer Transformer, the GRU of
 # equal state, and the trace oracle. The attribution row counts either learned recurrence of
-# equal state (the GRU or SPEN-selective). The paper profile adds SPEN's other
+# equal state (the GRU or SPEN-selective). SPEN-selective, the slowest to train (about 6,500 steps to
+# flat, three times SPEN-linear's cost a step), runs at the paper profile; at cpu the GRU is the
+# learned recurrence of equal state, so that every arm trains until flat within the budget. The
+# paper profile adds SPEN's other
 # readers (`linear_attention`, `softmax_attention`, `history_attention`); the cpu profile leaves
 # them out for time.
 
@@ -100,7 +103,8 @@ sns.set_theme(style="whitegrid")
 display(Markdown(
     f"Task: {S.n_keys} keys, {S.n_values} values, `N` in {list(S.n_pairs)} pairs (the hardest standard setting is "
     f"**N = {HARD}**), up to {S.n_queries} queries per sequence, {S.seq_len} tokens, "
-    f"{'one token per pair' if S.single_hop else 'key then value'}, answer {count(S.delay, 'token')} after the query key. "
+    f"{'one token per pair' if S.single_hop else 'key then value'}, answer {count(S.delay, 'token')} after the "
+    "query key. "
     f"Every model: {S.n_layer} blocks, width {S.d_model}, {S.batch_size} sequences a step, trained until the one "
     f"stopping rule stops it (solved at {S.stop.solved:g} held out, flat: less than {S.stop.tol:g} gained over "
     f"{S.stop.patience} checks {S.stop.check_every} steps apart, never on the chance loss; at most {S.steps} steps), "
@@ -230,7 +234,9 @@ plt.show()
 # Zoology's figure: for each model and width, the largest `N` recalled at 0.9 or more, against
 # the numbers of state per sequence (`recall_capacity.csv`: `model, state_size, n_star, seed`).
 # Widths other than panel 1's reuse the learning rate chosen at width `d_model`, on
-# `width_seeds`. At cpu this is a **reduced grid** (the figure says so): `N` up to 8 of 8 keys,
+# `width_seeds`, capped at `width_steps` (a smaller state may never leave the chance loss; a run cut
+# at its cap is a lower bound of its capacity, and the table below says which). At cpu this is a
+# **reduced grid** (the figure says so): `N` up to 8 of 8 keys,
 # single-hop pairs (the Transformer does not learn keys and values as separate tokens within the
 # cpu budget, appendix calibration 1), 81 token ids; the widths are 16, 32 and 64, so every width is
 # below the number of token identities (appendix calibration 3). At widths 32, 64 and 128 (an earlier
@@ -261,8 +267,9 @@ ax.set(xscale="log", ylim=(0, max(S.n_pairs) * 1.1), xlabel="state per sequence 
 cap_ok = rt.capacity_informative(cap, S.n_pairs)[0]  # why: in the paragraph below
 ax.axhline(max(S.n_pairs), color="0.5", lw=1, ls=":", label=f"grid's edge N = {max(S.n_pairs)}")
 legend_outside(ax)
-stamp(fig, profile, len(S.seeds), "95% CI", note=f"{count(len(S.width_seeds), 'seed')} at width {', '.join(map(str, widths))}; "
-      f"reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, {task.vocab_size} ids\n{SHIFTED}")
+stamp(fig, profile, len(S.seeds), "95% CI", note=f"{count(len(S.width_seeds), 'seed')} at width "
+      f"{', '.join(map(str, widths))}; reduced grid: N <= {max(S.n_pairs)} of {S.n_keys} keys, "
+      f"{task.vocab_size} ids\n{SHIFTED}")
 fig.tight_layout()
 out.save_figure(fig, "recall_capacity", title="Recall capacity against state size",
                 verdict=None if cap_ok else "not informative at this budget",  # the report's band says so
@@ -271,6 +278,7 @@ out.save_figure(fig, "recall_capacity", title="Recall capacity against state siz
                   "and the grid's edge (the largest N tried) as a dotted line.")
 plt.show()
 display(cap.groupby(["model", "d_model", "state_size"]).n_star.mean().reset_index())
+display(rt.stop_table(by_width))
 display(Markdown(rt.capacity_paragraph(cap, S.n_pairs) + " " + rt.width_paragraph(
     by_width[by_width.n_pairs == S.width_n_pairs], S)))
 
@@ -315,8 +323,9 @@ stamp(fig, profile, len(S.distance_seeds), "95% CI over seeds")
 fig.tight_layout()
 out.save_figure(fig, "recall_by_distance", title="Retention: recall against key-query distance",
                 verdict=None if retention_ok else "not informative at this budget",  # the report's band says so
-                alt="Query accuracy against the distance from key to query (log axis, bin centres) for the SPEN readers, "
-                  "the positive controls and the oracle, with 95% CIs over seeds, the keys-ignored baseline and each "
+                alt="Query accuracy against the distance from key to query (log axis, bin centres) for the SPEN "
+                  "readers, the positive controls and the oracle, with 95% CIs over seeds, the keys-ignored baseline "
+                  "and each "
                   "trace's decay time 1/alpha as a dashed vertical line.")
 plt.show()
 display(Markdown(rt.distance_paragraph(by_distance, S, d_chance)))
@@ -534,6 +543,6 @@ display(Markdown(
 # fixed budget decides such a row by when a run happens to leave its plateau, which differs from CPU
 # to CPU; so no run here has a fixed budget: every run trains until the stopping rule stops it (the
 # cap `steps` is far above where the recurrent arms go flat), and its reason is recorded. The
-# attention models solve the task in a few hundred steps and stop. Panel 2 leaves SPEN-selective
-# out (the slowest model; panel 1 keeps it at equal state). The learning-rate trials keep their 600
+# attention models solve the task in a few hundred steps and stop. SPEN-selective, the slowest
+# model, runs at the paper profile only (panels 1 and 2 at cpu leave it out). The learning-rate trials keep their 600
 # steps (they rank rates by early progress only; the chosen rates are in the table above).

@@ -195,8 +195,8 @@ fig.subplots_adjust(top=0.93, bottom=0.06, hspace=0.45)         # two-line title
 fig.colorbar(im, ax=axes, shrink=0.6, label="decodability (0 chance, 1 perfect)")
 fig.suptitle("What each state keeps of the token k steps back, by vocabulary size per width")
 stamp(fig, profile, len(S.seeds), None, note=f"mean over seeds; GRU, scan {count(len(S.gru_seeds), 'seed')}; oracle "
-      f"{count(len(bm.oracle_map_seeds(S)), 'seed')} off the rule's cell;\nblank cell: not run; white lines: each bank's "
-      "closed-form decodability 0.1 (dashed) and 0.5 (solid)")
+      f"{count(len(bm.oracle_map_seeds(S)), 'seed')} off the rule's cell;\nblank cell: not run; white lines: each "
+      "bank's closed-form decodability 0.1 (dashed) and 0.5 (solid)")
 out.save_figure(fig, "time_map", title="The time map: identity and structure decodability by lag and vocabulary",
                 alt=f"Heatmaps of decodability (0 chance, 1 perfect) of the identity (left) and the structure "
                     f"(right) of the token k steps back, lag on the x axis and vocabulary size per width on the y "
@@ -370,7 +370,8 @@ cases = [(L, d) for d in S.widths for L in S.depths]
 fig, axes = plt.subplots(len(cases), 2, figsize=(10, 2.3 * len(cases) + 0.8), sharey=True, sharex=True, squeeze=False)
 for r, (L, d) in enumerate(cases):
     here = curves[(curves.n_layer == L) & (curves.d_model == d)]
-    for ax, col, name in ((axes[r, 0], "copy_acc", "copy of the first input"), (axes[r, 1], "state_acc", "state at the top")):
+    for ax, col, name in ((axes[r, 0], "copy_acc", "copy of the first input"),
+                          (axes[r, 1], "state_acc", "state at the top")):
         for arm in S.arms:
             g = here[here.arm == arm].groupby("step")[col]
             ax.plot(g.mean().index, g.mean().values, color=palette[arm], label=DEPTH_ARMS[arm], ls=fixed_style[arm])

@@ -74,7 +74,7 @@ _SMOKE: dict[str, dict] = {  # seconds per notebook: checks the plumbing, proves
                            "val_sequences": 8, "test_sequences": 16, "widths": [8, 16], "width_n_pairs": 4,
                            "distance_gap": [0, 8], "distance_bins": [0, 4, 8], "distance_distractors": 4,
                            "distance_steps": 4, "oracle_rank": 16, "oracle_steps": 4, "width_seeds": [0],
-                           "stop": {"check_every": 2, "tol": 0.2}, "seeds": [0, 1], "workers": 1},
+                           "width_steps": 6, "stop": {"check_every": 2, "tol": 0.2}, "seeds": [0, 1], "workers": 1},
     "boundary_map": {"d_model": 8, "vocab_sizes": [4, 32], "lags": [1, 2, 8], "scored_positions": 8,
                      "train_sequences": 16, "test_sequences": 8, "gru_vocab_sizes": [4, 32], "gru_seeds": [0],
                      "gru_steps": 3, "gru_batch": 4, "gru_stop": {"check_every": 2, "tol": 0.2}, "depths": [2, 4],
@@ -107,7 +107,8 @@ _PAPER: dict[str, dict] = {  # a GPU; C4 and GPT-2's tokenizer for the language 
     # (models: [] is every model notebook 05 can train)
     "associative_recall": {"models": [], "n_keys": 4096, "n_values": 4095, "single_hop": False,
                            "n_pairs": [4, 8, 16, 32, 64], "n_queries": 64, "seq_len": 256, "d_model": 128,
-                           "steps": 20000, "warmup_steps": 1000, "batch_size": 64, "lr_steps": 3000,
+                           "steps": 20000, "width_steps": 20000, "warmup_steps": 1000, "batch_size": 64,
+                           "lr_steps": 3000,
                            "lrs": [3e-4, 1e-3, 3e-3], "widths": [64, 128, 256], "width_n_pairs": 64,
                            "width_models": ["spen_linear", "spen_selective", "spen_token_attention", "gru",
                                             "transformer", "oracle"], "width_seeds": [0, 1, 2],

@@ -169,9 +169,9 @@ def at_noise(rule: Rule, sigma: str, budget: float) -> Rule:
     def wrapped(m: Metrics) -> tuple[str, str]:
         s = _m(m, sigma)
         if s == 0 and _ci(m, sigma) == 0:
-            return EXACT, (f"{sigma} = 0: the states carry no noise, and in exact arithmetic a fixed bank is a lossless "
-                           "register of its last ~20 tokens (its closed-form decoder reads them back), so it holds "
-                           "whatever a learned state holds at the lags it reaches: a test of float precision")
+            return EXACT, (f"{sigma} = 0: the states carry no noise, and in exact arithmetic a fixed bank is a "
+                           "lossless register of its last ~20 tokens (its closed-form decoder reads them back), so it "
+                           "holds whatever a learned state holds at the lags it reaches: a test of float precision")
         if abs(s - budget) > 1e-12 or _ci(m, sigma) > 0:
             return "not informative at this budget", (f"the run's noise {sigma} = {s:g} is not the claim's budget "
                                                       f"{budget:g} per number per step")

@@ -11,10 +11,9 @@ budget on the same fresh sequences, with its learning rate chosen on a validatio
 scored on fresh test sequences (query accuracy, a fraction). Everything here is our design:
 the paper has no recall experiment.
 
-To fit a CPU budget each model is trained once on a *mixture* of pair counts and evaluated at
-every count (panel 1); panel 2 repeats that at other widths (the capacity panel: the largest
-``N`` recalled against the state size); panel 3 (retention) trains on gaps filled with
-distractor tokens well past the slowest trace's horizon and bins answers by key-query distance.
+Each model is trained once on a *mixture* of pair counts and evaluated at every count (panel 1);
+panel 2 repeats that at other widths (capacity: the largest ``N`` recalled against the state size);
+panel 3 (retention) trains on gaps of distractors past the slowest trace's horizon.
 Beside every model stands the trace oracle (:mod:`paper_lib.bounds.oracle`, model name ``"oracle"``):
 the best reader we fit of a fixed trace bank alone, and the keys-ignored baseline (chance).
 """
@@ -69,8 +68,8 @@ class Settings:
     ``n_queries`` per sequence, ``seq_len`` tokens, ``single_hop`` and ``delay`` as there.
     """
 
-    models: tuple[str, ...] = ("spen_linear", "spen_selective", "spen_token_attention", "transformer", "gru",
-                               ORACLE)      # names in MODELS; (): every one (the paper profile)
+    models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "transformer", "gru",
+                               ORACLE)      # names in MODELS; (): every one (the paper profile, spen_selective too)
     n_keys: int = 8                         # key vocabulary (tokens)
     n_values: int = 8                       # value vocabulary (tokens)
     n_pairs: tuple[int, ...] = (2, 4, 8)    # panel 1's pair counts; the last is the hardest
@@ -92,10 +91,10 @@ class Settings:
     val_sequences: int = 640                # fresh validation sequences per pair count (resolve stop.tol alone)
     test_sequences: int = 512               # fresh test sequences per pair count
     widths: tuple[int, ...] = (16, 32, 64)  # panel 2's d_model values (>= 3; below the 81 token ids: calibration)
-    width_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "gru",
-                                     "oracle")  # panel 2 (cost: cpu budget; SPEN-selective left out, calibration 4)
+    width_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "gru", "oracle")  # panel 2 (no selective)
     width_n_pairs: int = 8                  # panel 2's fixed pair count
     width_seeds: tuple[int, ...] = (0,)     # panel 2's seeds at the widths other than d_model
+    width_steps: int = 4000                 # panel 2's step cap at those widths (a run cut there says so)
     distance_models: tuple[str, ...] = ("spen_linear", "spen_token_attention", "transformer", "oracle")  # panel 3
     distance_n_pairs: int = 4               # panel 3's pairs per sequence
     distance_gap: tuple[int, int] = (0, 200)  # panel 3's distractor tokens between pairs and queries (range)
@@ -305,7 +304,8 @@ def _job(s: Settings, kind: str, name: str, d_model: int, seed: int, lr: float) 
         rows = df.assign(model=name, seed=seed, steps=int(stop.steps[0]), stop=stop.reason).to_dict("records")
     else:
         mqar = task(s)
-        model, curve, stop = _fit(name, s, mqar, s.n_pairs, d_model, seed, lr, s.lr_steps if kind == "lr" else s.steps)
+        cap = s.lr_steps if kind == "lr" else s.steps if d_model == s.d_model else s.width_steps
+        model, curve, stop = _fit(name, s, mqar, s.n_pairs, d_model, seed, lr, cap)
         ran = {"steps": int(stop.steps[0]), "stop": stop.reason}
         if kind == "lr":
             acc = accuracy_by_pairs(model, mqar, s.n_pairs, s.val_sequences, VAL_SEED)

@@ -186,7 +186,8 @@ def lag_stage(settings, seed: int, progress: bool = False) -> dict[str, Any]:
         df = lag_decodability(pick(states["train"]), labels["train"], pick(states["test"]), labels["test"],
                               lags, ridge=lag.ridge)
         rows.append(df.assign(state=name, width=pick(states["train"][:1, :1]).shape[-1]))
-    g = {split: gru_states(gru, torch.from_numpy(np.maximum(labels[split]["identity"], 0)), generator=_noise(seed, 2 + j))
+    g = {split: gru_states(gru, torch.from_numpy(np.maximum(labels[split]["identity"], 0)),
+                           generator=_noise(seed, 2 + j))
          for j, split in enumerate(labels)}
     df = lag_decodability(g["train"], labels["train"], g["test"], labels["test"], lags, ridge=lag.ridge)
     rows.append(df.assign(state=GRU, width=S * N))

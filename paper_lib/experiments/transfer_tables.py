@@ -161,7 +161,8 @@ def plot_lag(lag: pd.DataFrame, profile: str, sigma: float | None = None):
     and the same decoder on the bank without noise dotted olive; ``sigma``: the states' noise per number per
     step, named in the title."""
     states = list(dict.fromkeys(lag.state))
-    fixed = {"EMA bank (all alphas)": "black", "GRU language model": "tab:red", "EMA bank, closed-form decoder": "tab:green",
+    fixed = {"EMA bank (all alphas)": "black", "GRU language model": "tab:red",
+             "EMA bank, closed-form decoder": "tab:green",
              "EMA bank without noise, closed-form decoder": "tab:olive"}
     rates = [st for st in states if st not in fixed]
     colors = dict(zip(rates, sns.color_palette("Blues", len(rates) + 1)[1:], strict=True)) | fixed
