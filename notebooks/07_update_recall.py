@@ -62,7 +62,8 @@
 # (2 x 3 x 40 = 240 trace numbers), read only where its calibration passes.
 #
 # **One recipe, trained until flat** (`paper_lib.stopping`). Every arm: AdamW, warmup then cosine
-# decay over its step cap, batch 64, and one curriculum: the answer due at the query itself for the
+# decay over its step cap (peak rate 3e-3; the Transformer's 1e-3, see its recipe), batch 64, and
+# one curriculum: the answer due at the query itself for the
 # first 800 steps (a one-hop lookup), then one token later (the task's two hops); the gaps join one
 # every 150 steps. Every run stops on the one stopping rule: solved (0.99 held out), flat (less than
 # 0.01 gained over five checks, 2,560 held-out sequences: standard error below 0.01), or its cap,
